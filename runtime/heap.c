@@ -1,0 +1,114 @@
+/* heap.c - shmem_malloc and friends (spec 9.3): collective, same offsets everywhere, barrier semantics. */
+#include "shoal.h"
+
+#include <stdlib.h>
+
+#define SHOAL_HEAP_ALIGN 64 /* a cache line: no false sharing between objects, full-speed memcpy */
+
+/* With SHMEM_DEBUG, every PE must ask for the same thing: compare through the bootstrap (slow, debug only). */
+static void debug_check_same(const char *routine, size_t a, size_t b) {
+  if (!shoal_env.debug || shoal_g.npes == 1) return;
+  size_t mine[2] = {a, b}, *all = malloc(sizeof mine * (size_t)shoal_g.npes);
+  if (!all || shoal_boot_allgather(&shoal_g.boot, mine, all, sizeof mine))
+    shoal_fatal(routine, "bootstrap all-gather failed");
+  for (int p = 0; p < shoal_g.npes; p++)
+    if (all[2 * p] != a || all[2 * p + 1] != b)
+      shoal_fatal(routine, "size %zu (alignment %zu) differs from PE %d's size %zu (alignment %zu): symmetric "
+                  "allocations must be the same on every PE", a, b, p, all[2 * p], all[2 * p + 1]);
+  free(all);
+}
+
+static void *alloc_nobarrier(const char *routine, size_t size, size_t align) {
+  size_t off;
+  if (!size) return NULL;
+  if (shoal_alloc_alloc(&shoal_g.alloc, size, align, &off)) {
+    if (shoal_env.debug)
+      shoal_warn("%s: cannot allocate %zu bytes (alignment %zu): %zu bytes free (largest block %zu) of %zu "
+                 "(SHMEM_SYMMETRIC_SIZE)", routine, size, align, shoal_alloc_free_bytes(&shoal_g.alloc),
+                 shoal_alloc_largest_free(&shoal_g.alloc), shoal_g.alloc.size);
+    return NULL;
+  }
+  return shoal_g.user_base + off;
+}
+
+static void *alloc_common(const char *routine, size_t size, size_t align) {
+  SHOAL_CHECK_INIT(routine);
+  debug_check_same(routine, size, align);
+  void *p = alloc_nobarrier(routine, size, align);
+  shoal_barrier_world();
+  return p;
+}
+
+/* Offset of ptr in the user heap, or fatal when ptr is no live allocation. */
+static size_t user_off(const char *routine, void *ptr) {
+  uintptr_t off = (uintptr_t)ptr - (uintptr_t)shoal_g.user_base;
+  if (off >= shoal_g.alloc.size || !shoal_alloc_size_of(&shoal_g.alloc, off))
+    shoal_fatal(routine, "ptr %p is not a live allocation of the symmetric heap", ptr);
+  return off;
+}
+
+void *shmem_malloc(size_t size) { return alloc_common("shmem_malloc", size, SHOAL_HEAP_ALIGN); }
+
+void *shmem_malloc_with_hints(size_t size, long hints) {
+  /* Every hint is a performance hint on one node: the memory is the same. Device placement is the GPU module's. */
+  return alloc_common("shmem_malloc_with_hints", size, SHOAL_HEAP_ALIGN);
+}
+
+void *shmem_calloc(size_t count, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(count, size, &bytes)) {
+    SHOAL_CHECK_INIT("shmem_calloc");
+    if (shoal_env.debug) shoal_warn("shmem_calloc: count %zu * size %zu overflows", count, size);
+    shoal_barrier_world();
+    return NULL;
+  }
+  void *p = alloc_common("shmem_calloc", bytes, SHOAL_HEAP_ALIGN);
+  if (p) memset(p, 0, bytes);
+  shoal_barrier_world(); /* nobody writes into p before every PE has zeroed its copy */
+  return p;
+}
+
+void *shmem_align(size_t alignment, size_t size) {
+  SHOAL_CHECK_INIT("shmem_align");
+  if (!alignment || (alignment & (alignment - 1))) {
+    if (shoal_env.debug) shoal_warn("shmem_align: alignment %zu is not a power of two", alignment);
+    shoal_barrier_world();
+    return NULL;
+  }
+  return alloc_common("shmem_align", size, alignment < SHOAL_HEAP_ALIGN ? SHOAL_HEAP_ALIGN : alignment);
+}
+
+void shmem_free(void *ptr) {
+  SHOAL_CHECK_INIT("shmem_free");
+  shmem_barrier_all(); /* nobody still accesses ptr on any PE */
+  if (!ptr) return;
+  shoal_alloc_free(&shoal_g.alloc, user_off("shmem_free", ptr));
+}
+
+void *shmem_realloc(void *ptr, size_t size) {
+  SHOAL_CHECK_INIT("shmem_realloc");
+  if (!ptr) return shmem_malloc(size);
+  if (!size) {
+    shmem_free(ptr);
+    return NULL;
+  }
+  size_t off = user_off("shmem_realloc", ptr), old = shoal_alloc_size_of(&shoal_g.alloc, off);
+  debug_check_same("shmem_realloc", size, old);
+  shmem_barrier_all(); /* accesses to the old block are done */
+  void *p = ptr;
+  if (shoal_alloc_resize(&shoal_g.alloc, off, size)) {
+    p = alloc_nobarrier("shmem_realloc", size, SHOAL_HEAP_ALIGN);
+    if (p) {
+      memcpy(p, ptr, old < size ? old : size);
+      shoal_alloc_free(&shoal_g.alloc, off);
+    }
+  }
+  shoal_barrier_world();
+  return p;
+}
+
+void shmemx_heap_info(size_t *total, size_t *free_largest) {
+  SHOAL_CHECK_INIT("shmemx_heap_info");
+  if (total) *total = shoal_g.alloc.size;
+  if (free_largest) *free_largest = shoal_alloc_largest_free(&shoal_g.alloc);
+}

@@ -1,0 +1,292 @@
+/* init.c - shmem_init/finalize, the host symmetric heap (one memfd per PE, mapped by every PE of the node), the
+ * cached peer bases and deltas, and the setup queries (spec 9.2). */
+#include "shoal.h"
+#include "topo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+shoal_state_t shoal_g;
+struct shoal_ctx shoal_ctx_default_obj = {.magic = SHOAL_CTX_MAGIC};
+shmem_ctx_t SHMEM_CTX_DEFAULT = &shoal_ctx_default_obj;
+
+static void init_fail(const char *routine, const char *fmt, const char *arg) {
+  char msg[600];
+  snprintf(msg, sizeof msg, fmt, arg);
+  shoal_fatal(routine, "%s", msg);
+}
+
+void *shoal_internal_alloc(size_t bytes, size_t align) {
+  size_t off = (shoal_g.internal_used + align - 1) & ~(align - 1);
+  if (off + bytes > SHOAL_INTERNAL_SIZE) shoal_fatal("shoal_internal_alloc", "internal symmetric area exhausted");
+  shoal_g.internal_used = off + bytes;
+  return shoal_g.heap_base + off;
+}
+
+/* Map every peer's heap memfd through /proc/<pid>/fd/<fd>: no name in the file system, nothing to clean up. */
+static shoal_status_t heap_init(const char *routine) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t user = (shoal_env.symmetric_size + page - 1) & ~(page - 1);
+  size_t total = SHOAL_INTERNAL_SIZE + user;
+  int n = shoal_g.npes;
+  int fd = memfd_create("shoal-heap", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, (off_t)total)) {
+    shoal_warn("%s: cannot create the %zu-byte symmetric heap: %s", routine, total, strerror(errno));
+    return SHOAL_ERR_NOMEM;
+  }
+  char *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  if (base == MAP_FAILED) {
+    shoal_warn("%s: cannot map the %zu-byte symmetric heap: %s", routine, total, strerror(errno));
+    close(fd);
+    return SHOAL_ERR_NOMEM;
+  }
+  struct { int64_t pid, fd; uint64_t size; } mine = {getpid(), fd, total}, *all = calloc((size_t)n, sizeof mine);
+  shoal_g.peer_heap = calloc((size_t)n, sizeof(char *));
+  shoal_g.heap_delta = calloc((size_t)n, sizeof(ptrdiff_t));
+  shoal_g.pids = calloc((size_t)n, sizeof(pid_t));
+  if (!all || !shoal_g.peer_heap || !shoal_g.heap_delta || !shoal_g.pids ||
+      shoal_boot_allgather(&shoal_g.boot, &mine, all, sizeof mine))
+    return SHOAL_ERR_NOMEM;
+  for (int p = 0; p < n; p++) {
+    shoal_g.pids[p] = (pid_t)all[p].pid;
+    if (all[p].size != total) {
+      char arg[200];
+      snprintf(arg, sizeof arg, "SHMEM_SYMMETRIC_SIZE differs between PEs (PE %d: %zu bytes of heap, PE %d: %zu)",
+               shoal_g.me, total, p, (size_t)all[p].size);
+      init_fail(routine, "%s", arg);
+    }
+    if (p == shoal_g.me) {
+      shoal_g.peer_heap[p] = base;
+      continue;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)all[p].pid, (int)all[p].fd);
+    int pfd = open(path, O_RDWR | O_CLOEXEC);
+    char *pb = pfd < 0 ? MAP_FAILED : mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, pfd, 0);
+    if (pfd >= 0) close(pfd);
+    if (pb == MAP_FAILED) {
+      shoal_warn("%s: cannot map PE %d's symmetric heap (%s): %s", routine, p, path, strerror(errno));
+      return SHOAL_ERR_IO;
+    }
+    shoal_g.peer_heap[p] = pb;
+    shoal_g.heap_delta[p] = pb - base;
+  }
+  free(all);
+  /* Everyone has mapped everyone: the descriptors can go (the mappings keep the memory). */
+  if (shoal_boot_barrier(&shoal_g.boot)) return SHOAL_ERR_IO;
+  close(fd);
+  shoal_g.heap_fd = -1;
+  shoal_g.heap_base = base;
+  shoal_g.heap_size = total;
+  shoal_g.user_base = base + SHOAL_INTERNAL_SIZE;
+  shoal_g.internal_used = 0;
+  shoal_g.sync = shoal_internal_alloc(sizeof(shoal_sync_area_t), SHOAL_CACHELINE);
+  shoal_space_t *s = &shoal_g.space[SHOAL_SPACE_HEAP];
+  *s = (shoal_space_t){.name = "host heap", .base = (uintptr_t)base, .size = total, .delta = shoal_g.heap_delta};
+  if (shoal_g.nspaces < 1) shoal_g.nspaces = 1;
+  if (shoal_alloc_init(&shoal_g.alloc, user)) return SHOAL_ERR_NOMEM;
+  SHOAL_DEBUG(SHOAL_SUB_HEAP, "heap %p, %zu bytes (%zu user), %d peers mapped", (void *)base, total, user, n);
+  return SHOAL_OK;
+}
+
+static void heap_fini(void) {
+  for (int p = 0; p < shoal_g.npes; p++)
+    if (shoal_g.peer_heap && shoal_g.peer_heap[p]) munmap(shoal_g.peer_heap[p], shoal_g.heap_size);
+  shoal_alloc_fini(&shoal_g.alloc);
+  free(shoal_g.peer_heap);
+  free(shoal_g.heap_delta);
+  free(shoal_g.pids);
+  shoal_g.peer_heap = NULL;
+  shoal_g.heap_delta = NULL;
+  shoal_g.pids = NULL;
+  shoal_g.heap_base = NULL;
+  shoal_g.heap_size = 0;
+}
+
+/* Topology: this PE's GPU and CPU set from the pure mapping (oshrun applied the binding already). */
+static char pe_gpu_busid[16];
+int shoal_topo_gpu_busid(char *busid, size_t len) {
+  snprintf(busid, len, "%s", pe_gpu_busid);
+  return pe_gpu_busid[0] ? 0 : -1;
+}
+
+static void topo_init(void) {
+  hwloc_topology_t t;
+  shoal_bind_t b = SHOAL_BIND_NONE;
+  shoal_topo_parse_bind(shoal_env.bind, &b);
+  if (shoal_topo_load(&t, shoal_env.topo_src[0] ? shoal_env.topo_src : NULL)) {
+    shoal_warn("shmem_init: cannot read the node topology (hwloc); running without GPU mapping");
+    return;
+  }
+  shoal_topo_map_t m;
+  if (!shoal_topo_map_pe(t, shoal_g.boot.local_rank, shoal_g.boot.local_size, b, &m)) {
+    snprintf(pe_gpu_busid, sizeof pe_gpu_busid, "%s", m.gpu >= 0 ? m.gpu_busid : "");
+    if (shoal_log_mask & SHOAL_SUB_TOPO) {
+      char line[512];
+      shoal_topo_format_map(t, shoal_g.me, &m, line, sizeof line);
+      SHOAL_DEBUG(SHOAL_SUB_TOPO, "%s", line);
+    }
+    hwloc_bitmap_free(m.cpuset);
+  }
+  hwloc_topology_destroy(t);
+}
+
+static int cpus_available(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set)) return (int)sysconf(_SC_NPROCESSORS_ONLN);
+  return CPU_COUNT(&set);
+}
+
+/* Module hooks, each in its own file. */
+shoal_status_t shoal_static_init(void);
+void shoal_static_fini(void);
+shoal_status_t shoal_team_init(void);
+void shoal_team_fini(void);
+shoal_status_t shoal_gpu_init(void);
+void shoal_gpu_fini(void);
+
+static void at_exit_finalize(void) {
+  /* A program that returns from main without shmem_finalize still finalizes (every PE does, so it is collective). */
+  if (shoal_g.state == 1) shmem_finalize();
+}
+
+static void init_common(const char *routine, int requested) {
+  if (shoal_g.state == 1) return;
+  if (shoal_g.state == 2) shoal_fatal(routine, "called after shmem_finalize (re-initialization is not supported)");
+  char err[512];
+  if (shoal_env_load(&shoal_env, err, sizeof err)) shoal_fatal(routine, "%s", err);
+  unsigned mask = 0;
+  shoal_log_parse_subsys(shoal_env.debug_subsys, &mask, NULL, NULL);
+  shoal_log_mask = shoal_env.debug ? mask : 0;
+  if (shoal_boot_init(&shoal_g.boot)) shoal_fatal(routine, "bootstrap failed (is this program started by oshrun?)");
+  shoal_g.me = shoal_g.boot.rank;
+  shoal_g.npes = shoal_g.boot.size;
+  shoal_g.thread_level = requested;
+  shoal_g.spin = shoal_env.spin > 0 ? shoal_env.spin : (shoal_g.boot.local_size > cpus_available() ? 64 : 1 << 14);
+  if (heap_init(routine)) shoal_fatal(routine, "cannot set up the symmetric heap");
+  if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
+  topo_init();
+  shoal_g.state = 1; /* the module hooks below may call RMA */
+  if (shoal_team_init()) shoal_fatal(routine, "team setup failed");
+  if (shoal_gpu_init()) shoal_fatal(routine, "GPU setup failed");
+  if (shoal_g.me == 0 && (shoal_env.info || shoal_env.version)) {
+    if (shoal_env.info)
+      shoal_env_print(&shoal_env, stdout);
+    else
+      printf("Shoal %s, OpenSHMEM %d.%d\n", SHOAL_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+    fflush(stdout);
+  }
+  static bool registered;
+  if (!registered) atexit(at_exit_finalize);
+  registered = true;
+  shoal_barrier_world();
+}
+
+void shmem_init(void) { init_common("shmem_init", SHMEM_THREAD_SINGLE); }
+
+int shmem_init_thread(int requested, int *provided) {
+  if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE)
+    shoal_fatal("shmem_init_thread", "requested %d is not a SHMEM_THREAD_* level", requested);
+  init_common("shmem_init_thread", requested);
+  if (provided) *provided = shoal_g.thread_level;
+  return 0;
+}
+
+void shmem_query_thread(int *provided) {
+  SHOAL_CHECK_INIT("shmem_query_thread");
+  if (!provided) shoal_fatal("shmem_query_thread", "provided is NULL");
+  *provided = shoal_g.thread_level;
+}
+
+void shmem_finalize(void) {
+  if (shoal_g.state != 1) return;
+  shmem_barrier_all();
+  shoal_gpu_fini();
+  shoal_team_fini();
+  shoal_boot_fini(&shoal_g.boot);
+  shoal_static_fini();
+  heap_fini();
+  shoal_g.state = 2;
+}
+
+void shmem_global_exit(int status) {
+  fflush(stdout);
+  fflush(stderr);
+  shoal_boot_abort(&shoal_g.boot, status);
+  _exit(status);
+}
+
+int shmem_my_pe(void) {
+  SHOAL_CHECK_INIT("shmem_my_pe");
+  return shoal_g.me;
+}
+
+int shmem_n_pes(void) {
+  SHOAL_CHECK_INIT("shmem_n_pes");
+  return shoal_g.npes;
+}
+
+int shmemx_local_pe(void) {
+  SHOAL_CHECK_INIT("shmemx_local_pe");
+  return shoal_g.boot.local_rank;
+}
+
+int shmemx_local_n_pes(void) {
+  SHOAL_CHECK_INIT("shmemx_local_n_pes");
+  return shoal_g.boot.local_size;
+}
+
+int shmem_pe_accessible(int pe) { return shoal_g.state == 1 && pe >= 0 && pe < shoal_g.npes; }
+
+shoal_space_t *shoal_space_find(const void *addr, size_t n, size_t *off) {
+  for (int i = 0; i < SHOAL_SPACE_MAX; i++) {
+    shoal_space_t *s = &shoal_g.space[i];
+    uintptr_t o = (uintptr_t)addr - s->base;
+    if (s->size && o < s->size && n <= s->size - o) {
+      if (off) *off = o;
+      return s;
+    }
+  }
+  return NULL;
+}
+
+int shmem_addr_accessible(const void *addr, int pe) {
+  return shmem_pe_accessible(pe) && shoal_space_find(addr, 1, NULL) != NULL;
+}
+
+void *shmem_ptr(const void *dest, int pe) {
+  SHOAL_CHECK_INIT("shmem_ptr");
+  if (!shmem_pe_accessible(pe)) return NULL;
+  size_t off;
+  shoal_space_t *s = shoal_space_find(dest, 1, &off);
+  if (!s || !s->delta || s->device) return NULL;
+  return (char *)dest + s->delta[pe];
+}
+
+void *shoal_xlate_slow(const void *addr, size_t n, int pe, const char *routine, const char *arg) {
+  size_t off;
+  shoal_space_t *s = shoal_space_find(addr, n, &off);
+  if (s && s->delta) return (char *)addr + s->delta[pe];
+  if (s) return NULL; /* reachable, but only through the space's put/get */
+  if (shoal_space_find(addr, 1, NULL))
+    shoal_fatal(routine, "%s %p + %zu bytes runs past the end of its symmetric region", arg, addr, n);
+  shoal_fatal(routine, "%s %p is not a symmetric address (not in the symmetric heap or static data)", arg, addr);
+}
+
+void shmem_info_get_version(int *major, int *minor) {
+  if (major) *major = SHMEM_MAJOR_VERSION;
+  if (minor) *minor = SHMEM_MINOR_VERSION;
+}
+
+void shmem_info_get_name(char *name) {
+  if (name) snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
+}
+
+_Noreturn void shoal_ctx_invalid(const char *routine, shmem_ctx_t ctx) {
+  shoal_fatal(routine, "ctx %p is not a valid context (destroyed, or never created)", (void *)ctx);
+}

@@ -1,0 +1,78 @@
+/* log.c - one-line errors and level-checked debug output, prefixed with host, pid and PE. */
+#include "shoal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+unsigned shoal_log_mask;
+
+static const struct { const char *name; unsigned bit; } subsys_names[] = {
+  {"boot", SHOAL_SUB_BOOT}, {"topo", SHOAL_SUB_TOPO}, {"heap", SHOAL_SUB_HEAP}, {"shm", SHOAL_SUB_SHM},
+  {"ofi", SHOAL_SUB_OFI},   {"gpu", SHOAL_SUB_GPU},   {"coll", SHOAL_SUB_COLL}, {"all", SHOAL_SUB_ALL},
+};
+
+shoal_status_t shoal_log_parse_subsys(const char *s, unsigned *mask, const char **bad, size_t *badlen) {
+  unsigned m = 0;
+  while (*s) {
+    size_t n = strcspn(s, ",");
+    if (n) {
+      size_t i;
+      for (i = 0; i < sizeof subsys_names / sizeof subsys_names[0]; i++)
+        if (strlen(subsys_names[i].name) == n && !strncmp(s, subsys_names[i].name, n)) break;
+      if (i == sizeof subsys_names / sizeof subsys_names[0]) {
+        if (bad) *bad = s;
+        if (badlen) *badlen = n;
+        return SHOAL_ERR_INVAL;
+      }
+      m |= subsys_names[i].bit;
+    }
+    s += n + (s[n] == ',');
+  }
+  *mask = m;
+  return SHOAL_OK;
+}
+
+static int pe_for_log(void) { return shoal_g.state ? shoal_g.me : (shoal_g.boot.size ? shoal_g.boot.rank : -1); }
+
+void shoal_log_debug_(enum shoal_subsys sub, const char *fmt, ...) {
+  char host[64] = "?", line[1024];
+  gethostname(host, sizeof host);
+  const char *name = "?";
+  for (size_t i = 0; i < sizeof subsys_names / sizeof subsys_names[0]; i++)
+    if (subsys_names[i].bit == (unsigned)sub) name = subsys_names[i].name;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "shoal[%s:%d PE %d %s]: %s\n", host, (int)getpid(), pe_for_log(), name, line);
+}
+
+void shoal_warn(const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "shoal: PE %d: %s\n", pe_for_log(), line);
+}
+
+_Noreturn void shoal_fatal(const char *routine, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  /* One write so that lines of several PEs do not interleave. */
+  char out[1200];
+  int n = snprintf(out, sizeof out, "shoal: PE %d: %s: %s\n", pe_for_log(), routine, line);
+  if (n > (int)sizeof out) n = sizeof out;
+  fflush(stdout);
+  if (write(2, out, (size_t)n) < 0) { /* nothing more to do */ }
+  shoal_boot_abort(&shoal_g.boot, 1);
+  _exit(1);
+}
+
+_Noreturn void shoal_check_init_fail(const char *routine) {
+  shoal_fatal(routine, shoal_g.state == 0 ? "called before shmem_init" : "called after shmem_finalize");
+}

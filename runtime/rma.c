@@ -1,0 +1,207 @@
+/* rma.c - put/get in every typed, sized and byte form (spec 9.5). On one node a put is a copy into the peer's heap
+ * mapping found with one add (shoal_xlate); blocking and nbi forms both complete before returning. */
+#include "shoal.h"
+
+/* Spaces that cannot be addressed by load/store (GPU memory, process_vm): their put/get slot, or fatal. */
+static void put_slow(const char *routine, void *dest, const void *src, size_t n, int pe) {
+  size_t off;
+  shoal_space_t *s = shoal_space_find(dest, n, &off);
+  if (!s) shoal_xlate_slow(dest, n, pe, routine, "dest"); /* fatal, with the reason */
+  if (s->delta && !s->device) {
+    memcpy((char *)dest + s->delta[pe], src, n);
+    return;
+  }
+  if (!s->put) shoal_fatal(routine, "dest %p: %s has no put path", dest, s->name);
+  if (s->put(s, pe, off, src, n)) shoal_fatal(routine, "put of %zu bytes to PE %d failed", n, pe);
+}
+
+static void get_slow(const char *routine, void *dest, const void *src, size_t n, int pe) {
+  size_t off;
+  shoal_space_t *s = shoal_space_find(src, n, &off);
+  if (!s) shoal_xlate_slow(src, n, pe, routine, "source");
+  if (s->delta && !s->device) {
+    memcpy(dest, (const char *)src + s->delta[pe], n);
+    return;
+  }
+  if (!s->get) shoal_fatal(routine, "source %p: %s has no get path", src, s->name);
+  if (s->get(s, pe, off, dest, n)) shoal_fatal(routine, "get of %zu bytes from PE %d failed", n, pe);
+}
+
+static inline bool in_host_heap(const void *p, size_t n) {
+  uintptr_t off = (uintptr_t)p - (uintptr_t)shoal_g.heap_base;
+  return off < shoal_g.heap_size && n <= shoal_g.heap_size - off;
+}
+
+static inline __attribute__((always_inline)) void rma_put(const char *routine, void *dest, const void *src,
+                                                          size_t n, int pe) {
+  SHOAL_CHECK_INIT(routine);
+  SHOAL_CHECK_PE(routine, pe);
+  if (SHOAL_UNLIKELY(!n)) return; /* zero length: a valid no-op, even with NULL pointers */
+  if (SHOAL_LIKELY(in_host_heap(dest, n)))
+    memcpy((char *)dest + shoal_g.heap_delta[pe], src, n);
+  else
+    put_slow(routine, dest, src, n, pe);
+}
+
+static inline __attribute__((always_inline)) void rma_get(const char *routine, void *dest, const void *src,
+                                                          size_t n, int pe) {
+  SHOAL_CHECK_INIT(routine);
+  SHOAL_CHECK_PE(routine, pe);
+  if (SHOAL_UNLIKELY(!n)) return;
+  if (SHOAL_LIKELY(in_host_heap(src, n)))
+    memcpy(dest, (const char *)src + shoal_g.heap_delta[pe], n);
+  else
+    get_slow(routine, dest, src, n, pe);
+}
+
+void shoal_rma_put(const char *routine, void *dest, const void *src, size_t nbytes, int pe) {
+  rma_put(routine, dest, src, nbytes, pe);
+}
+void shoal_rma_get(const char *routine, void *dest, const void *src, size_t nbytes, int pe) {
+  rma_get(routine, dest, src, nbytes, pe);
+}
+
+static inline size_t nbytes_of(const char *routine, size_t nelems, size_t size) {
+  if (SHOAL_UNLIKELY(nelems > SIZE_MAX / size))
+    shoal_fatal(routine, "nelems %zu of %zu-byte elements overflows", nelems, size);
+  return nelems * size;
+}
+
+/* Strided transfer: element i goes from src + i*sst*size to dest + i*dst*size (strides in elements, >= 1). */
+static void rma_strided(const char *routine, bool put, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+                        size_t nelems, size_t size, int pe) {
+  SHOAL_CHECK_INIT(routine);
+  SHOAL_CHECK_PE(routine, pe);
+  if (!nelems) return;
+  if (dst < 1) shoal_fatal(routine, "dst stride %td must be >= 1", dst);
+  if (sst < 1) shoal_fatal(routine, "sst stride %td must be >= 1", sst);
+  size_t span_d, span_s;
+  if (__builtin_mul_overflow((size_t)dst, nelems - 1, &span_d) || __builtin_add_overflow(span_d, 1, &span_d) ||
+      __builtin_mul_overflow(span_d, size, &span_d) || __builtin_mul_overflow((size_t)sst, nelems - 1, &span_s) ||
+      __builtin_add_overflow(span_s, 1, &span_s) || __builtin_mul_overflow(span_s, size, &span_s))
+    shoal_fatal(routine, "nelems %zu with strides %td/%td overflows", nelems, dst, sst);
+  const void *sym = put ? dest : src;
+  size_t span = put ? span_d : span_s;
+  char *remote = shoal_xlate(sym, span, pe, routine, put ? "dest" : "source");
+  if (!remote) { /* no load/store path: element by element through the space */
+    for (size_t i = 0; i < nelems; i++) {
+      char *d = (char *)dest + i * (size_t)dst * size;
+      const char *s = (const char *)src + i * (size_t)sst * size;
+      if (put)
+        put_slow(routine, d, s, size, pe);
+      else
+        get_slow(routine, d, s, size, pe);
+    }
+    return;
+  }
+  char *d = put ? remote : dest;
+  const char *s = put ? (const char *)src : remote;
+  size_t ds = (size_t)dst * size, ss = (size_t)sst * size;
+  switch (size) { /* fixed-size copies compile to single moves */
+  case 1: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 1); break;
+  case 2: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 2); break;
+  case 4: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 4); break;
+  case 8: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 8); break;
+  case 16: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 16); break;
+  default: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, size); break;
+  }
+}
+
+/* ---- byte forms ---- */
+#define SHOAL_DEF_MEM(OP, FN)                                                                                         \
+  void shmem_##OP(void *dest, const void *source, size_t nelems, int pe) {                                            \
+    FN("shmem_" #OP, dest, source, nelems, pe);                                                                       \
+  }                                                                                                                    \
+  void shmem_ctx_##OP(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe) {                       \
+    SHOAL_CHECK_CTX("shmem_ctx_" #OP, ctx);                                                                           \
+    FN("shmem_ctx_" #OP, dest, source, nelems, pe);                                                                   \
+  }
+SHOAL_DEF_MEM(putmem, rma_put)
+SHOAL_DEF_MEM(putmem_nbi, rma_put)
+SHOAL_DEF_MEM(getmem, rma_get)
+SHOAL_DEF_MEM(getmem_nbi, rma_get)
+
+/* ---- sized forms: put8 .. put128 (sizes in bits) ---- */
+#define SHOAL_DEF_SIZED_OP(S, OP, FN)                                                                                 \
+  void shmem_##OP##S(void *dest, const void *source, size_t nelems, int pe) {                                         \
+    FN("shmem_" #OP #S, dest, source, nbytes_of("shmem_" #OP #S, nelems, S / 8), pe);                                 \
+  }                                                                                                                    \
+  void shmem_ctx_##OP##S(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe) {                    \
+    SHOAL_CHECK_CTX("shmem_ctx_" #OP #S, ctx);                                                                        \
+    FN("shmem_ctx_" #OP #S, dest, source, nbytes_of("shmem_ctx_" #OP #S, nelems, S / 8), pe);                         \
+  }                                                                                                                    \
+  void shmem_##OP##S##_nbi(void *dest, const void *source, size_t nelems, int pe) {                                   \
+    FN("shmem_" #OP #S "_nbi", dest, source, nbytes_of("shmem_" #OP #S "_nbi", nelems, S / 8), pe);                   \
+  }                                                                                                                    \
+  void shmem_ctx_##OP##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe) {              \
+    SHOAL_CHECK_CTX("shmem_ctx_" #OP #S "_nbi", ctx);                                                                 \
+    FN("shmem_ctx_" #OP #S "_nbi", dest, source, nbytes_of("shmem_ctx_" #OP #S "_nbi", nelems, S / 8), pe);           \
+  }
+#define SHOAL_DEF_SIZED(S)                                                                                            \
+  SHOAL_DEF_SIZED_OP(S, put, rma_put)                                                                                 \
+  SHOAL_DEF_SIZED_OP(S, get, rma_get)                                                                                 \
+  void shmem_iput##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {           \
+    rma_strided("shmem_iput" #S, true, dest, source, dst, sst, nelems, S / 8, pe);                                    \
+  }                                                                                                                    \
+  void shmem_ctx_iput##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,               \
+                         size_t nelems, int pe) {                                                                     \
+    SHOAL_CHECK_CTX("shmem_ctx_iput" #S, ctx);                                                                        \
+    rma_strided("shmem_ctx_iput" #S, true, dest, source, dst, sst, nelems, S / 8, pe);                                \
+  }                                                                                                                    \
+  void shmem_iget##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {           \
+    rma_strided("shmem_iget" #S, false, dest, source, dst, sst, nelems, S / 8, pe);                                   \
+  }                                                                                                                    \
+  void shmem_ctx_iget##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,               \
+                         size_t nelems, int pe) {                                                                     \
+    SHOAL_CHECK_CTX("shmem_ctx_iget" #S, ctx);                                                                        \
+    rma_strided("shmem_ctx_iget" #S, false, dest, source, dst, sst, nelems, S / 8, pe);                               \
+  }
+SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
+
+/* ---- typed forms ---- */
+#define SHOAL_DEF_TYPED_OP(T, N, OP, FN)                                                                              \
+  void shmem_##N##_##OP(T *dest, const T *source, size_t nelems, int pe) {                                            \
+    FN("shmem_" #N "_" #OP, dest, source, nbytes_of("shmem_" #N "_" #OP, nelems, sizeof(T)), pe);                     \
+  }                                                                                                                    \
+  void shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe) {                       \
+    SHOAL_CHECK_CTX("shmem_ctx_" #N "_" #OP, ctx);                                                                    \
+    FN("shmem_ctx_" #N "_" #OP, dest, source, nbytes_of("shmem_ctx_" #N "_" #OP, nelems, sizeof(T)), pe);             \
+  }
+#define SHOAL_DEF_TYPED(T, N)                                                                                         \
+  SHOAL_DEF_TYPED_OP(T, N, put, rma_put)                                                                              \
+  SHOAL_DEF_TYPED_OP(T, N, put_nbi, rma_put)                                                                          \
+  SHOAL_DEF_TYPED_OP(T, N, get, rma_get)                                                                              \
+  SHOAL_DEF_TYPED_OP(T, N, get_nbi, rma_get)                                                                          \
+  void shmem_##N##_p(T *dest, T value, int pe) { rma_put("shmem_" #N "_p", dest, &value, sizeof(T), pe); }            \
+  void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe) {                                                 \
+    SHOAL_CHECK_CTX("shmem_ctx_" #N "_p", ctx);                                                                       \
+    rma_put("shmem_ctx_" #N "_p", dest, &value, sizeof(T), pe);                                                       \
+  }                                                                                                                    \
+  T shmem_##N##_g(const T *source, int pe) {                                                                          \
+    T v;                                                                                                               \
+    rma_get("shmem_" #N "_g", &v, source, sizeof(T), pe);                                                             \
+    return v;                                                                                                          \
+  }                                                                                                                    \
+  T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe) {                                                     \
+    T v;                                                                                                               \
+    SHOAL_CHECK_CTX("shmem_ctx_" #N "_g", ctx);                                                                       \
+    rma_get("shmem_ctx_" #N "_g", &v, source, sizeof(T), pe);                                                         \
+    return v;                                                                                                          \
+  }                                                                                                                    \
+  void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {              \
+    rma_strided("shmem_" #N "_iput", true, dest, source, dst, sst, nelems, sizeof(T), pe);                            \
+  }                                                                                                                    \
+  void shmem_ctx_##N##_iput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,   \
+                            int pe) {                                                                                 \
+    SHOAL_CHECK_CTX("shmem_ctx_" #N "_iput", ctx);                                                                    \
+    rma_strided("shmem_ctx_" #N "_iput", true, dest, source, dst, sst, nelems, sizeof(T), pe);                        \
+  }                                                                                                                    \
+  void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {              \
+    rma_strided("shmem_" #N "_iget", false, dest, source, dst, sst, nelems, sizeof(T), pe);                           \
+  }                                                                                                                    \
+  void shmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,   \
+                            int pe) {                                                                                 \
+    SHOAL_CHECK_CTX("shmem_ctx_" #N "_iget", ctx);                                                                    \
+    rma_strided("shmem_ctx_" #N "_iget", false, dest, source, dst, sst, nelems, sizeof(T), pe);                       \
+  }
+SHOAL_RMA_TYPES(SHOAL_DEF_TYPED)

@@ -1,0 +1,239 @@
+/*
+ * shoal.h - internal interface of the runtime (never installed).
+ *
+ * Naming: shoal_<module>_<object>_<verb>; status codes are shoal_status_t (0 ok, negative error); outputs are set only
+ * on success. The public API headers are included with default visibility; everything else is hidden.
+ */
+#ifndef SHOAL_H
+#define SHOAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+#pragma GCC visibility push(default)
+#include "shmem.h"
+#include "shmemx.h"
+#pragma GCC visibility pop
+
+#define SHOAL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SHOAL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SHOAL_CACHELINE 64
+#define SHOAL_MAX_NAME 64
+
+#ifndef SHOAL_OK
+#define SHOAL_OK 0
+#define SHOAL_ERR -1
+#define SHOAL_ERR_NOMEM -2
+#define SHOAL_ERR_INVAL -3
+#define SHOAL_ERR_NOSYS -4
+#define SHOAL_ERR_IO -5
+#endif
+typedef int shoal_status_t;
+
+/* ---- logging (log.c) ---- */
+enum shoal_subsys {
+  SHOAL_SUB_BOOT = 1 << 0, SHOAL_SUB_TOPO = 1 << 1, SHOAL_SUB_HEAP = 1 << 2, SHOAL_SUB_SHM = 1 << 3,
+  SHOAL_SUB_OFI = 1 << 4, SHOAL_SUB_GPU = 1 << 5, SHOAL_SUB_COLL = 1 << 6, SHOAL_SUB_ALL = 0x7f
+};
+extern unsigned shoal_log_mask; /* subsystems with debug output on (SHMEM_DEBUG + SHOAL_DEBUG_SUBSYS) */
+void shoal_log_debug_(enum shoal_subsys sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define SHOAL_DEBUG(sub, ...)                                                                                         \
+  do {                                                                                                                 \
+    if (SHOAL_UNLIKELY(shoal_log_mask & (sub))) shoal_log_debug_(sub, __VA_ARGS__);                                    \
+  } while (0)
+/* One-line warning "shoal: PE n: msg" on stderr. */
+void shoal_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Fatal error: prints "shoal: PE <me>: <routine>: <msg>" and stops the whole job (never returns). */
+_Noreturn void shoal_fatal(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parse "boot,topo,..." into a subsystem mask; SHOAL_ERR_INVAL names the bad word in *bad. */
+shoal_status_t shoal_log_parse_subsys(const char *s, unsigned *mask, const char **bad, size_t *badlen);
+
+/* ---- environment (env.c): one table declares every variable ---- */
+typedef struct shoal_env {
+  size_t symmetric_size;   /* SHMEM_SYMMETRIC_SIZE, bytes */
+  bool debug;              /* SHMEM_DEBUG */
+  bool info;               /* SHMEM_INFO */
+  bool version;            /* SHMEM_VERSION */
+  char debug_subsys[128];  /* SHOAL_DEBUG_SUBSYS */
+  long spin;               /* SHOAL_SPIN: polls before a waiting PE yields; -1 = auto */
+  char bind[16];           /* SHOAL_BIND (set by oshrun --bind-to) */
+  char topo_src[256];      /* SHOAL_TOPO: hwloc XML / synthetic topology to use instead of this machine's */
+  char heap_kind[16];      /* SHOAL_HEAP: host | device */
+  size_t device_symmetric_size; /* SHOAL_DEVICE_SYMMETRIC_SIZE */
+  char coll_algo[6][16];   /* SHOAL_COLL_{BARRIER,BCAST,FCOLLECT,ALLTOALL,REDUCE,COLLECT}_ALGO */
+  char coll_variant[16];   /* SHOAL_COLL_VARIANT: GPU kernels naive | hoisted */
+} shoal_env_t;
+extern shoal_env_t shoal_env;
+/* Parse every variable once from getenv; on a bad value fills err (variable, value, what is accepted). */
+shoal_status_t shoal_env_load(shoal_env_t *env, char *err, size_t errlen);
+/* Print every variable with value and help (SHMEM_INFO). */
+void shoal_env_print(const shoal_env_t *env, FILE *out);
+/* Size with optional k/K/m/M/g/G/t/T suffix (powers of 1024); rejects negatives, junk and overflow. */
+shoal_status_t shoal_env_parse_size(const char *s, size_t *out);
+shoal_status_t shoal_env_parse_bool(const char *s, bool *out);
+shoal_status_t shoal_env_parse_long(const char *s, long *out);
+
+/* ---- bootstrap (boot.c): oshrun's Unix socket, or a 1-PE job ---- */
+typedef struct shoal_boot {
+  int rank, size, local_rank, local_size;
+  int fd;           /* socket to oshrun, -1 for a singleton */
+  pid_t launcher;   /* oshrun's pid, 0 for a singleton */
+} shoal_boot_t;
+shoal_status_t shoal_boot_init(shoal_boot_t *b);
+/* Every PE contributes len bytes; out receives size*len bytes ordered by rank. Collective. */
+shoal_status_t shoal_boot_allgather(shoal_boot_t *b, const void *in, void *out, size_t len);
+shoal_status_t shoal_boot_barrier(shoal_boot_t *b);
+/* Tell the launcher to stop every PE and exit with status (global_exit / fatal error). */
+void shoal_boot_abort(shoal_boot_t *b, int status);
+void shoal_boot_fini(shoal_boot_t *b);
+
+/* ---- heap allocator (alloc.c): pure, deterministic, offsets in [0, size) ---- */
+typedef struct shoal_alloc_blk shoal_alloc_blk_t;
+typedef struct shoal_alloc {
+  size_t size;
+  shoal_alloc_blk_t *head; /* blocks sorted by offset, free and used */
+  size_t used;
+} shoal_alloc_t;
+shoal_status_t shoal_alloc_init(shoal_alloc_t *a, size_t size);
+void shoal_alloc_fini(shoal_alloc_t *a);
+/* First fit; align is a power of two >= 1. SHOAL_ERR_NOMEM when no block fits. */
+shoal_status_t shoal_alloc_alloc(shoal_alloc_t *a, size_t size, size_t align, size_t *off);
+/* SHOAL_ERR_INVAL when off is not the start of a used block. */
+shoal_status_t shoal_alloc_free(shoal_alloc_t *a, size_t off);
+/* Size of the used block at off (0 if none). */
+size_t shoal_alloc_size_of(const shoal_alloc_t *a, size_t off);
+/* Grow/shrink in place when the next block is free and large enough; SHOAL_ERR_NOMEM otherwise (block untouched). */
+shoal_status_t shoal_alloc_resize(shoal_alloc_t *a, size_t off, size_t size);
+size_t shoal_alloc_free_bytes(const shoal_alloc_t *a);
+size_t shoal_alloc_largest_free(const shoal_alloc_t *a);
+
+/* ---- symmetric spaces: regions that every PE has at the same offsets ---- */
+enum { SHOAL_SPACE_HEAP = 0, SHOAL_SPACE_DEVICE = 1, SHOAL_SPACE_STATIC = 2, SHOAL_SPACE_MAX = 4 };
+typedef struct shoal_space {
+  const char *name;
+  uintptr_t base;     /* this PE's base */
+  size_t size;        /* bytes, identical on every PE */
+  ptrdiff_t *delta;   /* [npes]: peer's mapping in this address space minus base; NULL if not load/store mapped */
+  bool device;        /* GPU memory: copies go through the device ops, not memcpy */
+  /* Slow path for spaces without a CPU mapping of peers (e.g. process_vm_*): may be NULL. */
+  shoal_status_t (*put)(struct shoal_space *s, int pe, size_t off, const void *src, size_t n);
+  shoal_status_t (*get)(struct shoal_space *s, int pe, size_t off, void *dst, size_t n);
+  void *priv;
+} shoal_space_t;
+
+/* ---- internal symmetric area (sync.c): flags for barriers, reserved at the heap's start ---- */
+#define SHOAL_BARRIER_ROUNDS 32
+typedef struct shoal_sync_area {
+  _Alignas(SHOAL_CACHELINE) _Atomic uint64_t bar_flag[SHOAL_BARRIER_ROUNDS][8]; /* one cache line per round */
+} shoal_sync_area_t;
+#define SHOAL_INTERNAL_SIZE ((size_t)4 << 20) /* bytes reserved before the user heap for runtime use */
+
+/* ---- contexts ---- */
+struct shoal_ctx {
+  uint32_t magic;     /* SHOAL_CTX_MAGIC while valid */
+  long options;
+  shmem_team_t team;
+};
+#define SHOAL_CTX_MAGIC 0x5c7a11c0u
+
+/* ---- the PE's state ---- */
+typedef struct shoal_state {
+  int state;        /* 0 before init, 1 running, 2 finalized */
+  int me, npes;
+  int thread_level;
+  shoal_boot_t boot;
+  shoal_space_t space[SHOAL_SPACE_MAX];
+  int nspaces;
+  /* host heap: one memfd per PE: [internal SHOAL_INTERNAL_SIZE][user heap] */
+  char *heap_base;              /* == space[HEAP].base */
+  size_t heap_size;             /* internal + user */
+  ptrdiff_t *heap_delta;        /* == space[HEAP].delta, cached for the fast path */
+  char **peer_heap;             /* [npes] base of each peer's heap mapping here */
+  int heap_fd;
+  pid_t *pids;                  /* [npes] */
+  shoal_alloc_t alloc;          /* user heap allocator, offsets from user_base */
+  char *user_base;
+  size_t internal_used;         /* bump pointer in the internal area */
+  shoal_sync_area_t *sync;      /* in the internal area */
+  uint64_t barrier_epoch;
+  long spin;                    /* polls before sched_yield */
+} shoal_state_t;
+extern shoal_state_t shoal_g;
+
+/* ---- init.c ---- */
+/* Reserve bytes of symmetric internal memory (same offset on every PE: call in the same order everywhere). */
+void *shoal_internal_alloc(size_t bytes, size_t align);
+
+/* ---- address translation ---- */
+/* Slow path: other spaces; returns the space (and *off) holding [addr, addr+n), or NULL. */
+shoal_space_t *shoal_space_find(const void *addr, size_t n, size_t *off);
+void *shoal_xlate_slow(const void *addr, size_t n, int pe, const char *routine, const char *arg);
+
+/* Translate a symmetric address of this PE to the address of pe's instance in this address space. One compare and
+ * one add on the host heap; anything else goes to the slow path, which is fatal for non-symmetric addresses. */
+static inline void *shoal_xlate(const void *addr, size_t n, int pe, const char *routine, const char *arg) {
+  uintptr_t off = (uintptr_t)addr - (uintptr_t)shoal_g.heap_base;
+  if (SHOAL_LIKELY(off < shoal_g.heap_size && n <= shoal_g.heap_size - off))
+    return (char *)addr + shoal_g.heap_delta[pe];
+  return shoal_xlate_slow(addr, n, pe, routine, arg);
+}
+
+#define SHOAL_CHECK_INIT(routine)                                                                                     \
+  do {                                                                                                                 \
+    if (SHOAL_UNLIKELY(shoal_g.state != 1)) shoal_check_init_fail(routine);                                            \
+  } while (0)
+extern struct shoal_ctx shoal_ctx_default_obj;
+_Noreturn void shoal_ctx_invalid(const char *routine, shmem_ctx_t ctx);
+/* A context handle must be live: the default one, or one from shmem_ctx_create not yet destroyed. */
+#define SHOAL_CHECK_CTX(routine, ctx)                                                                                 \
+  do {                                                                                                                 \
+    if (SHOAL_UNLIKELY((ctx) != &shoal_ctx_default_obj && ((ctx) == NULL || (ctx)->magic != SHOAL_CTX_MAGIC)))         \
+      shoal_ctx_invalid(routine, ctx);                                                                                 \
+  } while (0)
+#define SHOAL_CHECK_PE(routine, pe)                                                                                   \
+  do {                                                                                                                 \
+    if (SHOAL_UNLIKELY((unsigned)(pe) >= (unsigned)shoal_g.npes))                                                     \
+      shoal_fatal(routine, "pe %d out of range [0, %d)", (int)(pe), shoal_g.npes);                                     \
+  } while (0)
+_Noreturn void shoal_check_init_fail(const char *routine);
+
+/* ---- waiting: spin briefly, then yield so that an oversubscribed node makes progress ---- */
+void shoal_yield(void);
+#if defined(__x86_64__) || defined(__i386__)
+#define SHOAL_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define SHOAL_CPU_RELAX() __asm__ volatile("yield" ::: "memory")
+#else
+#define SHOAL_CPU_RELAX() __asm__ volatile("" ::: "memory")
+#endif
+#define SHOAL_WAIT_WHILE(cond)                                                                                        \
+  do {                                                                                                                 \
+    long shoal_spins_ = 0;                                                                                             \
+    while (cond) {                                                                                                     \
+      if (++shoal_spins_ >= shoal_g.spin) {                                                                            \
+        shoal_yield();                                                                                                 \
+        shoal_spins_ = 0;                                                                                              \
+      } else                                                                                                           \
+        SHOAL_CPU_RELAX();                                                                                        \
+    }                                                                                                                  \
+  } while (0)
+
+/* ---- RMA core (rma.c) ---- */
+void shoal_rma_put(const char *routine, void *dest, const void *src, size_t nbytes, int pe);
+void shoal_rma_get(const char *routine, void *dest, const void *src, size_t nbytes, int pe);
+
+/* ---- barrier, fence, quiet (sync.c) ---- */
+extern void (*shoal_quiet_hook)(void);
+void shoal_barrier_world(void);
+
+/* ---- topology in the runtime (init.c) ---- */
+int shoal_topo_gpu_busid(char *busid, size_t len); /* this PE's GPU bus id from the mapping, or "" */
+
+#endif

@@ -1,0 +1,60 @@
+/* sync.c - fence, quiet, and the all-PE barrier: a dissemination barrier over flags in the internal symmetric area
+ * (one cache line per round), so two PEs meet in one cache-line exchange each way. */
+#include "shoal.h"
+
+#include <sched.h>
+
+void shoal_yield(void) { sched_yield(); }
+
+/* Hook for transports with outstanding operations (GPU streams, libfabric): NULL when everything is synchronous. */
+void (*shoal_quiet_hook)(void);
+
+void shmem_fence(void) {
+  SHOAL_CHECK_INIT("shmem_fence");
+  atomic_thread_fence(memory_order_release); /* stores to each peer's mapping become visible in order */
+}
+
+void shmem_ctx_fence(shmem_ctx_t ctx) {
+  SHOAL_CHECK_CTX("shmem_ctx_fence", ctx);
+  shmem_fence();
+}
+
+void shmem_quiet(void) {
+  SHOAL_CHECK_INIT("shmem_quiet");
+  if (shoal_quiet_hook) shoal_quiet_hook();
+  atomic_thread_fence(memory_order_seq_cst);
+}
+
+void shmem_ctx_quiet(shmem_ctx_t ctx) {
+  SHOAL_CHECK_CTX("shmem_ctx_quiet", ctx);
+  shmem_quiet();
+}
+
+/* Round k: tell PE (me + 2^k) % n that this PE reached barrier number e, then wait for PE (me - 2^k) % n. Flags hold
+ * the epoch, so no reset is needed and a fast PE's next barrier cannot be mistaken for this one. */
+void shoal_barrier_world(void) {
+  int n = shoal_g.npes, me = shoal_g.me;
+  if (n == 1) {
+    atomic_thread_fence(memory_order_seq_cst);
+    return;
+  }
+  uint64_t e = ++shoal_g.barrier_epoch;
+  for (int k = 0, d = 1; d < n; k++, d <<= 1) {
+    int to = me + d >= n ? me + d - n : me + d;
+    _Atomic uint64_t *mine = &shoal_g.sync->bar_flag[k][0];
+    _Atomic uint64_t *theirs = (_Atomic uint64_t *)((char *)mine + shoal_g.heap_delta[to]);
+    atomic_store_explicit(theirs, e, memory_order_release);
+    SHOAL_WAIT_WHILE(atomic_load_explicit(mine, memory_order_acquire) < e);
+  }
+}
+
+void shmem_barrier_all(void) {
+  SHOAL_CHECK_INIT("shmem_barrier_all");
+  shmem_quiet();
+  shoal_barrier_world();
+}
+
+void shmem_sync_all(void) {
+  SHOAL_CHECK_INIT("shmem_sync_all");
+  shoal_barrier_world();
+}
