@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-shoal_state_t shoal_g;
+shoal_state_t shoal_g = {.boot = {.fd = -1}}; /* fd 0 would be stdin */
 struct shoal_ctx shoal_ctx_default_obj = {.magic = SHOAL_CTX_MAGIC};
 shmem_ctx_t SHMEM_CTX_DEFAULT = &shoal_ctx_default_obj;
 

@@ -33,7 +33,12 @@ shoal_status_t shoal_log_parse_subsys(const char *s, unsigned *mask, const char 
   return SHOAL_OK;
 }
 
-static int pe_for_log(void) { return shoal_g.state ? shoal_g.me : (shoal_g.boot.size ? shoal_g.boot.rank : -1); }
+/* Before the bootstrap is up (environment errors), the rank oshrun gave is still known from the environment. */
+static int pe_for_log(void) {
+  if (shoal_g.state || shoal_g.boot.size) return shoal_g.state ? shoal_g.me : shoal_g.boot.rank;
+  const char *r = getenv("SHOAL_RANK");
+  return r ? atoi(r) : 0;
+}
 
 void shoal_log_debug_(enum shoal_subsys sub, const char *fmt, ...) {
   char host[64] = "?", line[1024];
