@@ -126,7 +126,7 @@ void shmem_info_get_name(char *name);
 void *shmem_malloc(size_t size);
 /** Collective: count*size zeroed bytes; NULL on 0, overflow or exhaustion (spec 9.3.1). */
 void *shmem_calloc(size_t count, size_t size);
-/** Collective: size bytes aligned to alignment (a power of two); NULL otherwise (spec 9.3.1). */
+/** Collective: size bytes aligned to alignment (a power of two, at most 1 GiB); NULL otherwise (spec 9.3.1). */
 void *shmem_align(size_t alignment, size_t size);
 /** Collective: resize ptr to size bytes, keeping the contents up to the smaller size; NULL ptr acts as malloc,
  *  size 0 as free (returns NULL). On failure returns NULL and ptr is untouched (spec 9.3.1). */

@@ -39,12 +39,25 @@ static shoal_status_t heap_init(const char *routine) {
     shoal_warn("%s: cannot create the %zu-byte symmetric heap: %s", routine, total, strerror(errno));
     return SHOAL_ERR_NOMEM;
   }
-  char *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  /* Place the heap so that the user heap starts on a SHOAL_HEAP_MAX_ALIGN boundary on every PE: an aligned offset is
+   * then an aligned address everywhere (shmem_align). Reserve room to slide, map at the aligned spot, trim. */
+  size_t slack = SHOAL_HEAP_MAX_ALIGN;
+  char *res = mmap(NULL, total + slack, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  char *base = res == MAP_FAILED ? MAP_FAILED
+               : (char *)((((uintptr_t)res + SHOAL_INTERNAL_SIZE + slack - 1) & ~(uintptr_t)(slack - 1)) -
+                          SHOAL_INTERNAL_SIZE);
+  if (base != MAP_FAILED &&
+      mmap(base, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+    munmap(res, total + slack);
+    base = MAP_FAILED;
+  }
   if (base == MAP_FAILED) {
     shoal_warn("%s: cannot map the %zu-byte symmetric heap: %s", routine, total, strerror(errno));
     close(fd);
     return SHOAL_ERR_NOMEM;
   }
+  if (base > res) munmap(res, (size_t)(base - res));
+  munmap(base + total, (size_t)(res + slack - base)); /* base < res + slack: the tail is never empty */
   struct { int64_t pid, fd; uint64_t size; } mine = {getpid(), fd, total}, *all = calloc((size_t)n, sizeof mine);
   shoal_g.peer_heap = calloc((size_t)n, sizeof(char *));
   shoal_g.heap_delta = calloc((size_t)n, sizeof(ptrdiff_t));
@@ -150,9 +163,10 @@ void shoal_team_fini(void);
 shoal_status_t shoal_gpu_init(void);
 void shoal_gpu_fini(void);
 
-static void at_exit_finalize(void) {
-  /* A program that returns from main without shmem_finalize still finalizes (every PE does, so it is collective). */
-  if (shoal_g.state == 1) shmem_finalize();
+static void at_exit_finalize(int status, void *arg) {
+  /* A program that returns from main without shmem_finalize still finalizes (every PE does, so it is collective).
+   * One that exits with a failure status must not wait in that barrier for PEs that never come: oshrun stops them. */
+  if (shoal_g.state == 1 && status == 0) shmem_finalize();
 }
 
 static void init_common(const char *routine, int requested) {
@@ -182,7 +196,7 @@ static void init_common(const char *routine, int requested) {
     fflush(stdout);
   }
   static bool registered;
-  if (!registered) atexit(at_exit_finalize);
+  if (!registered) on_exit(at_exit_finalize, NULL);
   registered = true;
   shoal_barrier_world();
 }

@@ -134,6 +134,7 @@ typedef struct shoal_sync_area {
   _Alignas(SHOAL_CACHELINE) _Atomic uint64_t bar_flag[SHOAL_BARRIER_ROUNDS][8]; /* one cache line per round */
 } shoal_sync_area_t;
 #define SHOAL_INTERNAL_SIZE ((size_t)4 << 20) /* bytes reserved before the user heap for runtime use */
+#define SHOAL_HEAP_MAX_ALIGN ((size_t)1 << 30) /* the user heap starts on such a boundary: shmem_align's limit */
 
 /* ---- contexts ---- */
 struct shoal_ctx {

@@ -1,0 +1,331 @@
+/* Unit tests of runtime/env.c (size/bool/long parsing, shoal_env_load through setenv) and of the debug-subsystem
+ * parser of runtime/log.c. Outputs are poisoned before every call; a failed parse must leave them untouched. */
+#include "shoal.h"
+
+#include <check.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POISON_SIZE ((size_t)0xa5a5a5a5a5a5a5a5ull)
+#define POISON_LONG ((long)0x5a5a5a5a5a5a5a5al)
+
+/* ---- shoal_env_parse_size ---- */
+static void size_ok(const char *s, size_t want) {
+  size_t v = POISON_SIZE;
+  ck_assert_msg(shoal_env_parse_size(s, &v) == SHOAL_OK, "\"%s\" rejected", s);
+  ck_assert_msg(v == want, "\"%s\" -> %zu, want %zu", s, v, want);
+}
+static void size_bad(const char *s) {
+  size_t v = POISON_SIZE;
+  ck_assert_msg(shoal_env_parse_size(s, &v) == SHOAL_ERR_INVAL, "\"%s\" accepted", s);
+  ck_assert_msg(v == POISON_SIZE, "\"%s\": output written on failure", s);
+}
+
+START_TEST(size_plain) {
+  size_ok("0", 0);
+  size_ok("1", 1);
+  size_ok("4096", 4096);
+  size_ok("000123", 123);
+  size_ok("  77", 77);
+  size_ok("18446744073709551615", SIZE_MAX);
+}
+END_TEST
+
+START_TEST(size_suffixes) {
+  static const struct { char c; unsigned shift; } sfx[] = {{'k', 10}, {'K', 10}, {'m', 20}, {'M', 20},
+                                                         {'g', 30}, {'G', 30}, {'t', 40}, {'T', 40}};
+  for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+    char buf[64];
+    for (unsigned long long v = 0; v < 1000; v += 37) {
+      snprintf(buf, sizeof buf, "%llu%c", v, sfx[i].c);
+      size_ok(buf, (size_t)(v << sfx[i].shift));
+      snprintf(buf, sizeof buf, "%llu%cB", v, sfx[i].c); /* "512MB", "4kb" */
+      size_ok(buf, (size_t)(v << sfx[i].shift));
+      snprintf(buf, sizeof buf, "%llu%cb", v, sfx[i].c);
+      size_ok(buf, (size_t)(v << sfx[i].shift));
+    }
+    /* The largest value that fits, and one more. */
+    unsigned long long max = (unsigned long long)(SIZE_MAX >> sfx[i].shift);
+    snprintf(buf, sizeof buf, "%llu%c", max, sfx[i].c);
+    size_ok(buf, (size_t)(max << sfx[i].shift));
+    snprintf(buf, sizeof buf, "%llu%c", max + 1, sfx[i].c);
+    size_bad(buf);
+  }
+  size_ok("512M", (size_t)512 << 20);
+  size_ok("1G", (size_t)1 << 30);
+  size_ok("3t", (size_t)3 << 40);
+  size_ok("10B", 10);
+}
+END_TEST
+
+START_TEST(size_rejects) {
+  size_bad("");                      /* empty */
+  size_bad("   ");                   /* blank */
+  size_bad("-1");                    /* negative */
+  size_bad("-0");
+  size_bad("+5");                    /* no sign at all */
+  size_bad("18446744073709551616");  /* SIZE_MAX + 1 */
+  size_bad("99999999999999999999999");
+  size_bad("16777216T");             /* 2^64 */
+  size_bad("17179869184G");
+  size_bad("abc");                   /* junk */
+  size_bad("12Q");
+  size_bad("1.5G");
+  size_bad("0x10");
+  size_bad("1KK");
+  size_bad("1K ");                   /* trailing blank */
+  size_bad("1 K");
+  size_bad("K");
+  size_bad("1e6");
+  size_bad("1KiB");
+  size_bad("1BB");
+}
+END_TEST
+
+/* ---- shoal_env_parse_bool / parse_long ---- */
+START_TEST(bool_parse) {
+  static const char *yes[] = {"1", "y", "Y", "yes", "YES", "true", "True", "on", "ON"};
+  static const char *no[] = {"0", "n", "N", "no", "No", "false", "FALSE", "off", "Off", ""};
+  static const char *bad[] = {"2", "-1", "yess", "tru", "onn", " 1", "1 ", "enable", "10"};
+  for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+    bool v = false;
+    ck_assert_msg(shoal_env_parse_bool(yes[i], &v) == SHOAL_OK && v == true, "\"%s\" is not true", yes[i]);
+  }
+  for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+    bool v = true;
+    ck_assert_msg(shoal_env_parse_bool(no[i], &v) == SHOAL_OK && v == false, "\"%s\" is not false", no[i]);
+  }
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    bool v = true;
+    ck_assert_msg(shoal_env_parse_bool(bad[i], &v) == SHOAL_ERR_INVAL, "\"%s\" accepted as a bool", bad[i]);
+    ck_assert(v == true);
+  }
+}
+END_TEST
+
+static void long_ok(const char *s, long want) {
+  long v = POISON_LONG;
+  ck_assert_msg(shoal_env_parse_long(s, &v) == SHOAL_OK, "\"%s\" rejected", s);
+  ck_assert_msg(v == want, "\"%s\" -> %ld, want %ld", s, v, want);
+}
+static void long_bad(const char *s) {
+  long v = POISON_LONG;
+  ck_assert_msg(shoal_env_parse_long(s, &v) == SHOAL_ERR_INVAL, "\"%s\" accepted", s);
+  ck_assert(v == POISON_LONG);
+}
+
+START_TEST(long_parse) {
+  long_ok("0", 0);
+  long_ok("-1", -1);
+  long_ok("4096", 4096);
+  long_ok("+12", 12);
+  long_ok("9223372036854775807", LONG_MAX);
+  long_ok("-9223372036854775808", LONG_MIN);
+  long_bad("");
+  long_bad("-");
+  long_bad("9223372036854775808");
+  long_bad("-9223372036854775809");
+  long_bad("12abc");
+  long_bad("1.0");
+  long_bad("1 ");
+  long_bad("0x10");
+  long_bad("ten");
+}
+END_TEST
+
+/* ---- shoal_env_load: defaults, overrides, and errors naming variable, value and what is accepted ---- */
+static const char *managed[] = {"SHMEM_SYMMETRIC_SIZE", "SHMEM_DEBUG", "SHMEM_INFO", "SHMEM_VERSION",
+                                "SHOAL_DEBUG_SUBSYS", "SHOAL_SPIN", "SHOAL_BIND", "SHOAL_HEAP",
+                                "SHOAL_DEVICE_SYMMETRIC_SIZE", "SHOAL_COLL_VARIANT", "SHOAL_TOPO"};
+static void env_clear(void) {
+  for (size_t i = 0; i < sizeof managed / sizeof *managed; i++) unsetenv(managed[i]);
+}
+
+static shoal_env_t poisoned(void) {
+  shoal_env_t e;
+  memset(&e, 0xa5, sizeof e);
+  return e;
+}
+
+START_TEST(load_defaults) {
+  env_clear();
+  shoal_env_t e = poisoned();
+  char err[512] = "untouched";
+  ck_assert_int_eq(shoal_env_load(&e, err, sizeof err), SHOAL_OK);
+  ck_assert_uint_eq(e.symmetric_size, (size_t)512 << 20);
+  ck_assert(e.debug == false && e.info == false && e.version == false);
+  ck_assert_str_eq(e.debug_subsys, "all");
+  ck_assert_int_eq(e.spin, -1);
+  ck_assert_str_eq(e.bind, "none");
+  ck_assert_str_eq(e.heap_kind, "host");
+  ck_assert_uint_eq(e.device_symmetric_size, (size_t)1 << 30);
+  ck_assert_str_eq(e.coll_variant, "hoisted");
+  ck_assert_str_eq(e.topo_src, "");
+  for (int i = 0; i < 6; i++) ck_assert_str_eq(e.coll_algo[i], "auto");
+}
+END_TEST
+
+START_TEST(load_overrides) {
+  env_clear();
+  setenv("SHMEM_SYMMETRIC_SIZE", "3m", 1);
+  setenv("SHMEM_DEBUG", "yes", 1);
+  setenv("SHMEM_INFO", "1", 1);
+  setenv("SHOAL_DEBUG_SUBSYS", "boot,heap", 1);
+  setenv("SHOAL_SPIN", "100", 1);
+  setenv("SHOAL_BIND", "core", 1);
+  setenv("SHOAL_COLL_VARIANT", "naive", 1);
+  setenv("SHOAL_DEVICE_SYMMETRIC_SIZE", "2G", 1);
+  shoal_env_t e = poisoned();
+  char err[512];
+  ck_assert_int_eq(shoal_env_load(&e, err, sizeof err), SHOAL_OK);
+  ck_assert_uint_eq(e.symmetric_size, (size_t)3 << 20);
+  ck_assert(e.debug == true && e.info == true && e.version == false);
+  ck_assert_str_eq(e.debug_subsys, "boot,heap");
+  ck_assert_int_eq(e.spin, 100);
+  ck_assert_str_eq(e.bind, "core");
+  ck_assert_str_eq(e.coll_variant, "naive");
+  ck_assert_uint_eq(e.device_symmetric_size, (size_t)2 << 30);
+  env_clear();
+}
+END_TEST
+
+/* A bad value: SHOAL_ERR_INVAL, *env untouched, and err names the variable, the value and what is accepted. */
+static void load_bad(const char *var, const char *val, const char *accepts) {
+  env_clear();
+  setenv(var, val, 1);
+  shoal_env_t e = poisoned(), ref = poisoned();
+  char err[512] = "";
+  ck_assert_msg(shoal_env_load(&e, err, sizeof err) == SHOAL_ERR_INVAL, "%s=\"%s\" accepted", var, val);
+  ck_assert_msg(!memcmp(&e, &ref, sizeof e), "%s=\"%s\": env written on failure", var, val);
+  char quoted[300];
+  snprintf(quoted, sizeof quoted, "\"%s\"", val);
+  ck_assert_msg(strstr(err, var), "message \"%s\" does not name %s", err, var);
+  ck_assert_msg(strstr(err, quoted), "message \"%s\" does not show the value %s", err, quoted);
+  ck_assert_msg(strstr(err, accepts), "message \"%s\" does not say what is accepted (%s)", err, accepts);
+  ck_assert_msg(!strchr(err, '\n'), "message \"%s\" is not one line", err);
+  env_clear();
+}
+
+START_TEST(load_rejects) {
+  const char *sz = "k/K/m/M/g/G/t/T";
+  load_bad("SHMEM_SYMMETRIC_SIZE", "12Q", sz);
+  load_bad("SHMEM_SYMMETRIC_SIZE", "-5", sz);
+  load_bad("SHMEM_SYMMETRIC_SIZE", "", sz);
+  load_bad("SHMEM_SYMMETRIC_SIZE", "1.5G", sz);
+  load_bad("SHMEM_SYMMETRIC_SIZE", "99999999999T", sz);
+  load_bad("SHMEM_SYMMETRIC_SIZE", "0", "at least 1 byte");
+  load_bad("SHMEM_DEBUG", "maybe", "yes/no");
+  load_bad("SHOAL_SPIN", "0", "-1 (auto)");
+  load_bad("SHOAL_SPIN", "-2", "-1 (auto)");
+  load_bad("SHOAL_SPIN", "lots", "-1 (auto)");
+  load_bad("SHOAL_BIND", "socket", "core|numa|none");
+  load_bad("SHOAL_HEAP", "gpu", "host|device");
+  load_bad("SHOAL_COLL_VARIANT", "fast", "hoisted|naive");
+  load_bad("SHOAL_DEBUG_SUBSYS", "boot,disk", "boot,topo,heap,shm,ofi,gpu,coll");
+}
+END_TEST
+
+START_TEST(load_err_truncates) {
+  env_clear();
+  setenv("SHMEM_SYMMETRIC_SIZE", "junk", 1);
+  shoal_env_t e = poisoned();
+  char err[16];
+  memset(err, 'x', sizeof err);
+  ck_assert_int_eq(shoal_env_load(&e, err, sizeof err), SHOAL_ERR_INVAL);
+  ck_assert(memchr(err, '\0', sizeof err) != NULL); /* terminated within errlen */
+  env_clear();
+}
+END_TEST
+
+START_TEST(print_all) {
+  env_clear();
+  shoal_env_t e;
+  char err[256];
+  ck_assert_int_eq(shoal_env_load(&e, err, sizeof err), SHOAL_OK);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  shoal_env_print(&e, f);
+  fclose(f);
+  for (size_t i = 0; i < sizeof managed / sizeof *managed; i++)
+    ck_assert_msg(strstr(buf, managed[i]), "SHMEM_INFO output lacks %s", managed[i]);
+  ck_assert_msg(strstr(buf, "SHMEM_SYMMETRIC_SIZE         = 536870912"), "value missing:\n%s", buf);
+  ck_assert(strstr(buf, "bytes of symmetric heap per PE"));
+  free(buf);
+}
+END_TEST
+
+/* ---- log.c: SHOAL_DEBUG_SUBSYS parsing ---- */
+static void subsys_ok(const char *s, unsigned want) {
+  unsigned m = 0xdeadbeef;
+  const char *bad = (const char *)1;
+  size_t badlen = 12345;
+  ck_assert_msg(shoal_log_parse_subsys(s, &m, &bad, &badlen) == SHOAL_OK, "\"%s\" rejected", s);
+  ck_assert_msg(m == want, "\"%s\" -> %#x, want %#x", s, m, want);
+  ck_assert(bad == (const char *)1 && badlen == 12345);
+}
+static void subsys_bad(const char *s, const char *word) {
+  unsigned m = 0xdeadbeef;
+  const char *bad = NULL;
+  size_t badlen = 0;
+  ck_assert_msg(shoal_log_parse_subsys(s, &m, &bad, &badlen) == SHOAL_ERR_INVAL, "\"%s\" accepted", s);
+  ck_assert(m == 0xdeadbeef);
+  ck_assert_msg(bad && badlen == strlen(word) && !strncmp(bad, word, badlen), "\"%s\": bad word \"%.*s\", want %s", s,
+                (int)badlen, bad ? bad : "", word);
+  ck_assert_int_eq(shoal_log_parse_subsys(s, &m, NULL, NULL), SHOAL_ERR_INVAL); /* NULL outputs are allowed */
+}
+
+START_TEST(subsys_parse) {
+  subsys_ok("", 0);
+  subsys_ok(",,", 0);
+  subsys_ok("boot", SHOAL_SUB_BOOT);
+  subsys_ok("topo", SHOAL_SUB_TOPO);
+  subsys_ok("heap", SHOAL_SUB_HEAP);
+  subsys_ok("shm", SHOAL_SUB_SHM);
+  subsys_ok("ofi", SHOAL_SUB_OFI);
+  subsys_ok("gpu", SHOAL_SUB_GPU);
+  subsys_ok("coll", SHOAL_SUB_COLL);
+  subsys_ok("all", SHOAL_SUB_ALL);
+  subsys_ok("boot,heap", SHOAL_SUB_BOOT | SHOAL_SUB_HEAP);
+  subsys_ok("heap,boot,heap,", SHOAL_SUB_BOOT | SHOAL_SUB_HEAP);
+  subsys_ok("gpu,all", SHOAL_SUB_ALL);
+  subsys_bad("disk", "disk");
+  subsys_bad("boot,xyz,heap", "xyz");
+  subsys_bad("boo", "boo");
+  subsys_bad("boots", "boots");
+  subsys_bad("BOOT", "BOOT");
+  subsys_bad("heap, boot", " boot");
+}
+END_TEST
+
+static Suite *env_suite(void) {
+  Suite *s = suite_create("env");
+  TCase *t = tcase_create("parse");
+  tcase_add_test(t, size_plain);
+  tcase_add_test(t, size_suffixes);
+  tcase_add_test(t, size_rejects);
+  tcase_add_test(t, bool_parse);
+  tcase_add_test(t, long_parse);
+  suite_add_tcase(s, t);
+  t = tcase_create("load");
+  tcase_add_test(t, load_defaults);
+  tcase_add_test(t, load_overrides);
+  tcase_add_test(t, load_rejects);
+  tcase_add_test(t, load_err_truncates);
+  tcase_add_test(t, print_all);
+  suite_add_tcase(s, t);
+  t = tcase_create("log");
+  tcase_add_test(t, subsys_parse);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(env_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
