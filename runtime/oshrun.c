@@ -265,6 +265,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "oshrun: cannot read the topology (hwloc)\n");
     return 1;
   }
+  bool do_bind = bpol != SHOAL_BIND_NONE;
+  if (do_bind && getenv("SHOAL_TOPO")) {
+    /* A described topology is not this machine's: report it, bind nothing. */
+    fprintf(stderr, "oshrun: --bind-to %s ignored: SHOAL_TOPO replaces this machine's topology\n", bindpol);
+    do_bind = false;
+  }
   setenv("SHOAL_BIND", bindpol, 1);
 
   /* Bootstrap socket, abstract namespace. */
@@ -332,7 +338,7 @@ int main(int argc, char **argv) {
         dup2(po[0][1], 1);
         dup2(po[1][1], 2);
       }
-      if (mapped && bpol != SHOAL_BIND_NONE && shoal_topo_bind_self(topo, &map))
+      if (mapped && do_bind && shoal_topo_bind_self(topo, &map))
         fprintf(stderr, "oshrun: PE %d: binding failed (continuing unbound)\n", i);
       execvp(argv[ai], argv + ai);
       fprintf(stderr, "oshrun: cannot run %s: %s\n", argv[ai], strerror(errno));
