@@ -1,5 +1,6 @@
-/* gpu.h - host side of the GPU backends: one ops table per vendor (libfabric hmem_ops style), chosen at init.
- * The "none" backend stands for hosts without a GPU. */
+/* gpu.h - host side of the GPU backends: one ops table per vendor (libfabric hmem_ops style), indexed by a kind enum
+ * and chosen at init; the device symmetric heap (gpu.c) is written once against the table. The "none" backend stands
+ * for hosts without a GPU. Design notes: docs/gpu.md. */
 #ifndef SHOAL_GPU_H
 #define SHOAL_GPU_H
 #include "shoal.h"
@@ -8,5 +9,108 @@ typedef enum { SHOAL_GPU_NONE = 0, SHOAL_GPU_CUDA, SHOAL_GPU_HIP, SHOAL_GPU_NKIN
 
 /* Set by shoal_gpu_init: the backend in use (SHOAL_GPU_NONE without a GPU). */
 extern shoal_gpu_kind_t shoal_gpu_kind;
+
+/* An IPC handle as the vendors define it (cudaIpcMemHandle_t, hipIpcMemHandle_t: 64 opaque bytes). */
+typedef struct shoal_gpu_ipc { unsigned char bytes[64]; } shoal_gpu_ipc_t;
+
+/* Host-side atomic operations on device memory (a one-thread kernel): fetch, set, swap, compare-swap, fetch-add and
+ * the bitwise ones; sizes 4 and 8. The result (old value) is returned for every op. */
+typedef enum {
+  SHOAL_GPU_AMO_FETCH, SHOAL_GPU_AMO_SET, SHOAL_GPU_AMO_SWAP, SHOAL_GPU_AMO_CSWAP, SHOAL_GPU_AMO_ADD,
+  SHOAL_GPU_AMO_AND, SHOAL_GPU_AMO_OR, SHOAL_GPU_AMO_XOR
+} shoal_gpu_amo_op_t;
+
+/* The ops table: X(name, (parameters)). Every slot returns a status (SHOAL_OK, SHOAL_ERR after reporting the failed
+ * vendor call with its error string, SHOAL_ERR_NOSYS from the stub of an unimplemented slot). Streams and events are
+ * the vendor handles as void * (NULL stream = the default stream). */
+#define SHOAL_GPU_OPS(X)                                                                                              \
+  X(device_count, (int *n))                             /* 0 devices or no driver: *n = 0, no message */              \
+  X(device_by_busid, (const char *busid, int *dev))     /* "0000:1b:00.0" -> ordinal */                               \
+  X(device_busid, (int dev, char *busid, size_t len))   /* ordinal -> bus id (lower case) */                          \
+  X(set_device, (int dev))                                                                                             \
+  X(sm_count, (int dev, int *n))                        /* multiprocessors (CUs on AMD) */                            \
+  X(mem_alloc, (void **p, size_t n))                                                                                   \
+  X(mem_free, (void *p))                                                                                               \
+  X(ipc_get, (void *p, shoal_gpu_ipc_t *h))                                                                            \
+  X(ipc_open, (const shoal_gpu_ipc_t *h, void **p))     /* another process's allocation, same or peer device */       \
+  X(ipc_close, (void *p))                                                                                              \
+  X(memcpy, (void *dst, const void *src, size_t n, void *stream))   /* any direction, enqueued on stream */          \
+  X(memset, (void *p, int v, size_t n, void *stream))                                                                  \
+  X(stream_create, (void **s))                          /* non-blocking: never waits for the default stream */        \
+  X(stream_destroy, (void *s))                                                                                         \
+  X(stream_sync, (void *s))                                                                                            \
+  X(event_create, (void **e))                                                                                          \
+  X(event_destroy, (void *e))                                                                                          \
+  X(event_record, (void *e, void *stream))                                                                             \
+  X(event_sync, (void *e))                                                                                             \
+  X(event_elapsed, (void *start, void *end, float *ms))                                                                \
+  X(device_sync, (void))                                                                                               \
+  X(occupancy, (const void *func, int block_threads, size_t shmem, int *blocks_per_sm))                                \
+  X(launch, (const void *func, const unsigned grid[3], const unsigned block[3], void **args, size_t shmem,            \
+             void *stream))                             /* kernels compiled into libshoal (collectives) */            \
+  X(kernels_setup, (const shmemx_device_state_t *st))   /* state of libshoal's own kernels */                         \
+  X(barrier_on_stream, (void *stream))                  /* enqueue the device barrier over all PEs */                 \
+  X(amo, (void *target, int op, size_t size, uint64_t value, uint64_t cmp, void *scratch, uint64_t *old,            \
+          void *stream))                                /* scratch: 8 bytes of device memory */
+
+#define SHOAL_GPU_OPS_FIELD(name, params) shoal_status_t(*name) params;
+typedef struct shoal_gpu_ops {
+  size_t size;       /* sizeof(shoal_gpu_ops_t): first, so that a table built against another layout is refused */
+  const char *name;  /* "cuda", "hip", "none" */
+  SHOAL_GPU_OPS(SHOAL_GPU_OPS_FIELD)
+} shoal_gpu_ops_t;
+#undef SHOAL_GPU_OPS_FIELD
+
+/* The backends compiled in, by kind (NULL when not built); each fills only the slots it implements. */
+extern const shoal_gpu_ops_t shoal_gpu_none_ops;
+extern const shoal_gpu_ops_t shoal_gpu_cuda_ops;
+extern const shoal_gpu_ops_t shoal_gpu_hip_ops;
+/* Tests: a backend used instead of the real ones when set before shmem_init (tests/gpu/gpu_fake.c). */
+extern const shoal_gpu_ops_t *shoal_gpu_test_backend;
+/* The table in use: a copy of the chosen backend with every NULL slot pointing at a SHOAL_ERR_NOSYS stub. */
+extern shoal_gpu_ops_t shoal_gpu_ops;
+/* Copy src into dst and point every NULL slot at its stub. SHOAL_ERR_INVAL when src->size differs. */
+shoal_status_t shoal_gpu_ops_fill(shoal_gpu_ops_t *dst, const shoal_gpu_ops_t *src);
+
+/* ---- pure helpers (unit-tested) ---- */
+/* Blocks of one kernel that may run at once on one PE's share of its GPU: blocks_per_sm * sms / pes_per_gpu (a
+ * collective kernel spins on its peers, so every PE's grid must be resident together); pes_per_gpu < 1 counts as 1. */
+long shoal_gpu_coresident_limit(int blocks_per_sm, int sms, int pes_per_gpu);
+/* Number of entries of busids[n][len] equal to busids[me] (PEs sharing PE me's GPU), >= 1. */
+int shoal_gpu_count_sharing(const char *busids, size_t len, int n, int me);
+/* Layout of the internal area at the start of the device heap: offsets of the barrier flags (symmetric), the local
+ * barrier epoch, the grid barrier, the AMO scratch word, and the peer table for npes PEs; total bytes reserved. */
+typedef struct shoal_gpu_layout {
+  size_t bar_flags, bar_epoch, grid_bar, amo_scratch, peer_delta, total;
+} shoal_gpu_layout_t;
+shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out);
+
+/* ---- the device heap, for the runtime (heap.c, rma.c, AMO code) ---- */
+shoal_status_t shoal_gpu_init(void);
+void shoal_gpu_fini(void);
+/* True when the device heap is up. */
+bool shoal_gpu_heap_ready(void);
+/* True when shmem_malloc should allocate device memory (SHOAL_HEAP=device and a device heap). */
+bool shoal_gpu_heap_default(void);
+/* Device heap allocation without barrier; NULL on exhaustion (SHMEM_DEBUG: sizes). */
+void *shoal_gpu_heap_alloc(const char *routine, size_t size, size_t align);
+/* True when p is in the device heap (any address of it). */
+bool shoal_gpu_heap_owns(const void *p);
+/* Release a live device allocation (fatal when p is none). No barrier. */
+void shoal_gpu_heap_free(const char *routine, void *p);
+/* Resize in place or move (copy, free); NULL on exhaustion with p untouched. No barrier. */
+void *shoal_gpu_heap_realloc(const char *routine, void *p, size_t size);
+/* Fill n bytes of local device memory (synchronous). */
+void shoal_gpu_memset(void *p, int v, size_t n);
+/* Host-initiated atomic on the device symmetric object dest (size 4 or 8 bytes) on pe: *old gets the previous value.
+ * SHOAL_ERR_NOSYS when the backend has no kernel for it (HIP), SHOAL_ERR_INVAL when dest is not on the device heap. */
+shoal_status_t shoal_gpu_amo(const char *routine, void *dest, int op, size_t size, uint64_t value, uint64_t cmp,
+                             uint64_t *old, int pe);
+/* Launch a collective kernel compiled into libshoal (every block spins on peers): refused with a message naming the
+ * co-residency limit when the grid is larger; SHOAL_ERR_NOSYS without a GPU. */
+shoal_status_t shoal_gpu_collective_launch(const char *routine, const void *func, const unsigned grid[3],
+                                           const unsigned block[3], void **args, size_t shmem, void *stream);
+/* This PE's device state (peer table pointer for kernels of other modules), or NULL without a GPU. */
+const shmemx_device_state_t *shoal_gpu_state(void);
 
 #endif

@@ -1,11 +1,29 @@
-/* gpu_none.c - the GPU module on hosts without a GPU backend: init reports "host only" and nothing else happens. */
+/* gpu_none.c - the "none" backend (hosts without a GPU: it finds no device) and the SHOAL_ERR_NOSYS stub of every
+ * slot, which shoal_gpu_ops_fill puts where a backend leaves a slot NULL (libfabric's enosys.c). */
 #include "gpu.h"
 
-shoal_gpu_kind_t shoal_gpu_kind = SHOAL_GPU_NONE;
+#define SHOAL_GPU_STUB(name, params)                                                                                  \
+  static shoal_status_t nosys_##name params { return SHOAL_ERR_NOSYS; }
+SHOAL_GPU_OPS(SHOAL_GPU_STUB)
+#undef SHOAL_GPU_STUB
 
-shoal_status_t shoal_gpu_init(void) {
-  SHOAL_DEBUG(SHOAL_SUB_GPU, "no GPU backend built: host memory only");
+static shoal_status_t none_device_count(int *n) {
+  *n = 0;
   return SHOAL_OK;
 }
 
-void shoal_gpu_fini(void) {}
+const shoal_gpu_ops_t shoal_gpu_none_ops = {
+  .size = sizeof(shoal_gpu_ops_t),
+  .name = "none",
+  .device_count = none_device_count,
+};
+
+shoal_status_t shoal_gpu_ops_fill(shoal_gpu_ops_t *dst, const shoal_gpu_ops_t *src) {
+  if (!src || src->size != sizeof(shoal_gpu_ops_t)) return SHOAL_ERR_INVAL;
+  *dst = *src;
+#define SHOAL_GPU_FILL(name, params)                                                                                  \
+  if (!dst->name) dst->name = nosys_##name;
+  SHOAL_GPU_OPS(SHOAL_GPU_FILL)
+#undef SHOAL_GPU_FILL
+  return SHOAL_OK;
+}

@@ -15,6 +15,78 @@ int shmemx_local_n_pes(void);
 /** Bytes of the symmetric heap: total (SHMEM_SYMMETRIC_SIZE) and still free (largest block) on this PE. */
 void shmemx_heap_info(size_t *total, size_t *free_largest);
 
+/* ---- GPUs: device symmetric heap and stream-ordered operations (docs/gpu.md) ----
+ * A stream argument is a cudaStream_t / hipStream_t passed as void * (NULL = the default stream), so that this header
+ * needs no vendor include. Without a GPU (shmemx_gpu_available() == 0) every routine below works on host memory:
+ * SHMEMX_MALLOC_DEVICE is ignored, the _on_stream forms act as their host forms. */
+
+/** Hint for shmem_malloc_with_hints: allocate from the GPU symmetric heap (SHOAL_DEVICE_SYMMETRIC_SIZE bytes per PE).
+ *  Same collective semantics as the host heap; NULL on exhaustion (SHMEM_DEBUG prints the sizes). */
+#define SHMEMX_MALLOC_DEVICE (1L << 16)
+
+/** Most PEs the device-side API addresses (the peer table lives in __constant__ memory). */
+#define SHMEMX_DEVICE_MAX_PES 256
+
+/** State the device API reads, filled by the runtime (shmemx_device_state_get) and copied to the GPU by
+ *  shmemx_init_device_state() of <shoal/shmem_device.cuh>. Addresses are device addresses of this PE. */
+typedef struct shmemx_device_state {
+  uint32_t size;                  /* sizeof(shmemx_device_state_t): checked by both sides */
+  int32_t my_pe, n_pes;
+  int32_t pes_per_gpu;            /* PEs sharing this PE's GPU: a collective launch gets 1/pes_per_gpu of it */
+  char *heap_base;                /* this PE's device symmetric heap */
+  uint64_t heap_size;             /* bytes, identical on every PE */
+  const int64_t *peer_delta;      /* device memory [n_pes]: the same table as delta[] (kernels of other modules) */
+  uint64_t *bar_flags;            /* symmetric, SHMEMX_DEVICE_BAR_ROUNDS lines of 128 bytes: device barrier flags */
+  uint64_t *bar_epoch;            /* this PE's barrier count (device memory, one writer) */
+  uint32_t *grid_bar;             /* [count, generation]: grid-wide barrier inside one PE's kernel */
+  int64_t delta[SHMEMX_DEVICE_MAX_PES]; /* peer p's device heap in this address space minus heap_base */
+} shmemx_device_state_t;
+#define SHMEMX_DEVICE_BAR_ROUNDS 16
+
+/** 1 if this PE has a GPU and the device symmetric heap is mapped to every PE of the job, else 0. Never fatal. */
+int shmemx_gpu_available(void);
+/** Device ordinal (cudaSetDevice/hipSetDevice numbering) of this PE's GPU, or -1 without a GPU. */
+int shmemx_gpu_device(void);
+/** Copy the device-API state into buf (len must be sizeof(shmemx_device_state_t)). Returns 0, or -1 without a GPU,
+ *  with a bad len, or with more than SHMEMX_DEVICE_MAX_PES PEs. */
+int shmemx_device_state_get(void *buf, size_t len);
+/** Bytes of the device symmetric heap: total and largest free block (0 and 0 without a GPU). */
+void shmemx_device_heap_info(size_t *total, size_t *free_largest);
+
+/** Enqueue on stream a copy of nelems bytes from source (host or device memory) to dest's instance on pe. dest is a
+ *  symmetric address (device or host heap). Returns at once; complete in stream order (or at
+ *  shmemx_quiet_on_stream). Without a GPU: shmem_putmem. Errors (fatal): bad pe, dest not symmetric. */
+void shmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int pe, void *stream);
+/** Enqueue on stream a copy of nelems bytes from source's instance on pe to dest (host or device memory). */
+void shmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int pe, void *stream);
+/** Operations enqueued on stream before this call are complete (visible at their targets) before any work enqueued
+ *  after it starts. */
+void shmemx_quiet_on_stream(void *stream);
+/** Enqueue on stream a barrier over all PEs: work after it on stream starts once every PE's stream reached its
+ *  barrier and the stream-ordered operations before it are complete. Collective. CUDA: a one-thread kernel, the host
+ *  does not wait; HIP: the host waits for the stream, then runs shmem_barrier_all. */
+void shmemx_barrier_all_on_stream(void *stream);
+
+/* ---- GPU collectives (docs/gpu-collectives.md) ---- */
+/** Enqueue on stream (a cudaStream_t / hipStream_t as void *) an fcollect of nelems bytes per PE over team: dest and
+ *  source on the device heap (shmem_malloc_with_hints(..., SHMEMX_MALLOC_DEVICE) or SHOAL_HEAP=device). Returns 0 at
+ *  once; the result is complete on every member when work enqueued after it on stream starts. With host buffers, or
+ *  where the GPU kernels cannot finish on their own (several PEs per GPU without MPS: SHOAL_COLL_GPU_SYNC), the stream
+ *  is synchronized and the call returns when complete. Collective over team; errors as shmem_fcollectmem. */
+int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream);
+/** The same for an alltoall: block j (nelems bytes) of source goes to the slot of this PE in dest on member j. */
+int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream);
+/** What the block-scoped device forms (shmemx_fcollectmem_block, shmemx_alltoallmem_block in
+ *  <shoal/shmem_coll_device.cuh>) need; filled by shmemx_coll_device_info(buf, sizeof(shmemx_coll_device_info_t)),
+ *  which returns 0, or -1 without the GPU collectives (no GPU, HIP, or no room in the device heap). */
+typedef struct shmemx_coll_device_info {
+  uint32_t size;       /* sizeof(shmemx_coll_device_info_t) */
+  uint64_t flag_off;   /* offset in the device heap of the device forms' flags, one per world PE */
+  char *const *table;  /* device memory [n_pes]: every PE's device heap base in this process */
+  void *sync;          /* device memory: this PE's completion state of the device forms */
+} shmemx_coll_device_info_t;
+int shmemx_coll_device_info(void *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,6 @@
 /* heap.c - shmem_malloc and friends (spec 9.3): collective, same offsets everywhere, barrier semantics. */
 #include "shoal.h"
+#include "gpu.h" /* device heap: SHOAL_HEAP=device, SHMEMX_MALLOC_DEVICE */
 
 #include <stdlib.h>
 
@@ -31,10 +32,10 @@ static void *alloc_nobarrier(const char *routine, size_t size, size_t align) {
   return shoal_g.user_base + off;
 }
 
-static void *alloc_common(const char *routine, size_t size, size_t align) {
+static void *alloc_common(const char *routine, size_t size, size_t align, bool dev) {
   SHOAL_CHECK_INIT(routine);
   debug_check_same(routine, size, align);
-  void *p = alloc_nobarrier(routine, size, align);
+  void *p = dev ? shoal_gpu_heap_alloc(routine, size, align) : alloc_nobarrier(routine, size, align);
   shoal_barrier_world();
   return p;
 }
@@ -47,11 +48,14 @@ static size_t user_off(const char *routine, void *ptr) {
   return off;
 }
 
-void *shmem_malloc(size_t size) { return alloc_common("shmem_malloc", size, SHOAL_HEAP_ALIGN); }
+void *shmem_malloc(size_t size) {
+  return alloc_common("shmem_malloc", size, SHOAL_HEAP_ALIGN, shoal_gpu_heap_default());
+}
 
 void *shmem_malloc_with_hints(size_t size, long hints) {
   /* Every hint is a performance hint on one node: the memory is the same. Device placement is the GPU module's. */
-  return alloc_common("shmem_malloc_with_hints", size, SHOAL_HEAP_ALIGN);
+  bool dev = (hints & SHMEMX_MALLOC_DEVICE) ? shoal_gpu_heap_ready() : shoal_gpu_heap_default();
+  return alloc_common("shmem_malloc_with_hints", size, SHOAL_HEAP_ALIGN, dev);
 }
 
 void *shmem_calloc(size_t count, size_t size) {
@@ -62,27 +66,34 @@ void *shmem_calloc(size_t count, size_t size) {
     shoal_barrier_world();
     return NULL;
   }
-  void *p = alloc_common("shmem_calloc", bytes, SHOAL_HEAP_ALIGN);
-  if (p) memset(p, 0, bytes);
+  bool dev = shoal_gpu_heap_default();
+  void *p = alloc_common("shmem_calloc", bytes, SHOAL_HEAP_ALIGN, dev);
+  if (p && dev) shoal_gpu_memset(p, 0, bytes);
+  else if (p) memset(p, 0, bytes);
   shoal_barrier_world(); /* nobody writes into p before every PE has zeroed its copy */
   return p;
 }
 
 void *shmem_align(size_t alignment, size_t size) {
   SHOAL_CHECK_INIT("shmem_align");
-  if (!alignment || (alignment & (alignment - 1))) {
-    if (shoal_env.debug) shoal_warn("shmem_align: alignment %zu is not a power of two", alignment);
+  if (!alignment || (alignment & (alignment - 1)) || alignment > SHOAL_HEAP_MAX_ALIGN) {
+    if (shoal_env.debug)
+      shoal_warn("shmem_align: alignment %zu is not a power of two <= %zu", alignment, SHOAL_HEAP_MAX_ALIGN);
     shoal_barrier_world();
     return NULL;
   }
-  return alloc_common("shmem_align", size, alignment < SHOAL_HEAP_ALIGN ? SHOAL_HEAP_ALIGN : alignment);
+  return alloc_common("shmem_align", size, alignment < SHOAL_HEAP_ALIGN ? SHOAL_HEAP_ALIGN : alignment,
+                      shoal_gpu_heap_default());
 }
 
 void shmem_free(void *ptr) {
   SHOAL_CHECK_INIT("shmem_free");
   shmem_barrier_all(); /* nobody still accesses ptr on any PE */
   if (!ptr) return;
-  shoal_alloc_free(&shoal_g.alloc, user_off("shmem_free", ptr));
+  if (shoal_gpu_heap_owns(ptr))
+    shoal_gpu_heap_free("shmem_free", ptr);
+  else
+    shoal_alloc_free(&shoal_g.alloc, user_off("shmem_free", ptr));
 }
 
 void *shmem_realloc(void *ptr, size_t size) {
@@ -91,6 +102,12 @@ void *shmem_realloc(void *ptr, size_t size) {
   if (!size) {
     shmem_free(ptr);
     return NULL;
+  }
+  if (shoal_gpu_heap_owns(ptr)) {
+    shmem_barrier_all();
+    void *p = shoal_gpu_heap_realloc("shmem_realloc", ptr, size);
+    shoal_barrier_world();
+    return p;
   }
   size_t off = user_off("shmem_realloc", ptr), old = shoal_alloc_size_of(&shoal_g.alloc, off);
   debug_check_same("shmem_realloc", size, old);

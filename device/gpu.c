@@ -1,0 +1,438 @@
+/* gpu.c - the GPU module over the ops table: backend choice, this PE's GPU, the device symmetric heap (one allocation
+ * per PE, IPC handles exchanged with the bootstrap all-gather and opened by every PE of the node), its space entry
+ * (host RMA through the copy engine), the device state of the device API, and the _on_stream routines.
+ *
+ * Device heap of every PE: [internal area: barrier flags, epoch, grid barrier, AMO scratch, peer table][user heap].
+ * Offsets are the same on every PE; peers' heaps are mapped here through IPC, so that a device address of PE p's
+ * instance is base + off + delta[p] in this process, on the host (copies) as in kernels (loads and stores). */
+#include "gpu.h"
+#include "gpu/coll_gpu.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+shoal_gpu_kind_t shoal_gpu_kind = SHOAL_GPU_NONE;
+shoal_gpu_ops_t shoal_gpu_ops;
+const shoal_gpu_ops_t *shoal_gpu_test_backend;
+
+static const shoal_gpu_ops_t *const backends[SHOAL_GPU_NKINDS] = {
+  [SHOAL_GPU_NONE] = &shoal_gpu_none_ops,
+#if SHOAL_HAVE_CUDA
+  [SHOAL_GPU_CUDA] = &shoal_gpu_cuda_ops,
+#endif
+#if SHOAL_HAVE_HIP
+  [SHOAL_GPU_HIP] = &shoal_gpu_hip_ops,
+#endif
+};
+
+static struct {
+  bool ready;            /* the device heap is mapped by every PE */
+  int dev, ndev, sms;
+  char *base;            /* this PE's allocation */
+  size_t size;           /* internal + user bytes, the same on every PE */
+  shoal_gpu_layout_t lay;
+  char **peer;           /* [npes] peer's heap mapped here; peer[me] = base */
+  bool *opened;          /* [npes] peer[p] came from ipc_open (close it at the end) */
+  shoal_alloc_t alloc;   /* user heap, offsets from user_base */
+  char *user_base;
+  void *stream;          /* the runtime's own non-blocking stream */
+  pthread_mutex_t lock;  /* AMO scratch */
+  shmemx_device_state_t st;
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- pure helpers ---- */
+long shoal_gpu_coresident_limit(int blocks_per_sm, int sms, int pes_per_gpu) {
+  if (blocks_per_sm <= 0 || sms <= 0) return 0;
+  return (long)blocks_per_sm * sms / (pes_per_gpu < 1 ? 1 : pes_per_gpu);
+}
+
+int shoal_gpu_count_sharing(const char *busids, size_t len, int n, int me) {
+  int k = 0;
+  for (int p = 0; p < n; p++) k += !strncmp(busids + (size_t)p * len, busids + (size_t)me * len, len);
+  return k < 1 ? 1 : k;
+}
+
+#define LINE 128 /* one GPU cache line per flag: rounds of a barrier do not share lines */
+shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out) {
+  if (npes < 1 || !out) return SHOAL_ERR_INVAL;
+  shoal_gpu_layout_t l;
+  l.bar_flags = 0;
+  l.bar_epoch = l.bar_flags + SHMEMX_DEVICE_BAR_ROUNDS * LINE;
+  l.grid_bar = l.bar_epoch + LINE;
+  l.amo_scratch = l.grid_bar + LINE;
+  l.peer_delta = l.amo_scratch + LINE;
+  size_t end = l.peer_delta + (size_t)npes * sizeof(int64_t), chunk = (size_t)64 << 10;
+  l.total = (end + chunk - 1) / chunk * chunk; /* the user heap starts 64 KiB-aligned: shmem_align up to 64 KiB */
+  *out = l;
+  return SHOAL_OK;
+}
+
+/* ---- setup ---- */
+#define BUSID_LEN 16 /* "dddd:bb:dd.f" and its NUL (runtime/topo.h SHOAL_TOPO_BUSID_LEN) */
+typedef struct gpu_hello {
+  int32_t ok, dev;
+  int64_t pid;
+  uint64_t size, base;
+  char busid[BUSID_LEN];
+  shoal_gpu_ipc_t ipc;
+} gpu_hello_t;
+
+/* This PE's GPU: the one hwloc mapped to it (runtime/topo.c), else local rank modulo the devices. */
+static int pick_device(int ndev) {
+  char busid[32];
+  int dev;
+  if (!shoal_topo_gpu_busid(busid, sizeof busid) && shoal_gpu_ops.device_by_busid(busid, &dev) == SHOAL_OK) {
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "GPU %s (device %d) from the topology map", busid, dev);
+    return dev;
+  }
+  dev = shoal_g.boot.local_rank % ndev;
+  SHOAL_DEBUG(SHOAL_SUB_GPU, "no usable GPU bus id from the topology: device %d (local rank %d of %d devices)", dev,
+              shoal_g.boot.local_rank, ndev);
+  return dev;
+}
+
+/* Device, allocation, zeroed internal area, IPC handle. On failure everything local is released. */
+static shoal_status_t local_setup(gpu_hello_t *h) {
+  const shoal_gpu_ops_t *o = &shoal_gpu_ops;
+  size_t chunk = (size_t)2 << 20, user = (shoal_env.device_symmetric_size + chunk - 1) / chunk * chunk;
+  void *p = NULL;
+  G.dev = pick_device(G.ndev);
+  if (shoal_gpu_layout_make(shoal_g.npes, &G.lay) || o->set_device(G.dev) || o->sm_count(G.dev, &G.sms) ||
+      o->device_busid(G.dev, h->busid, sizeof h->busid) || o->stream_create(&G.stream))
+    return SHOAL_ERR;
+  G.size = G.lay.total + user;
+  if (o->mem_alloc(&p, G.size)) {
+    shoal_warn("shmem_init: cannot allocate the %zu-byte device symmetric heap (SHOAL_DEVICE_SYMMETRIC_SIZE) on "
+               "device %d", G.size, G.dev);
+    goto fail_stream;
+  }
+  if (o->memset(p, 0, G.lay.total, G.stream) || o->stream_sync(G.stream) || o->ipc_get(p, &h->ipc)) goto fail_mem;
+  G.base = p;
+  h->ok = 1;
+  h->dev = G.dev;
+  h->pid = getpid();
+  h->size = G.size;
+  h->base = (uintptr_t)p;
+  return SHOAL_OK;
+fail_mem:
+  o->mem_free(p);
+fail_stream:
+  o->stream_destroy(G.stream);
+  G.stream = NULL;
+  return SHOAL_ERR;
+}
+
+static void local_release(void) {
+  if (G.peer)
+    for (int p = 0; p < shoal_g.npes; p++)
+      if (G.opened[p]) shoal_gpu_ops.ipc_close(G.peer[p]);
+  if (G.base) shoal_gpu_ops.mem_free(G.base);
+  if (G.stream) shoal_gpu_ops.stream_destroy(G.stream);
+  free(G.peer);
+  free(G.opened);
+  G.peer = NULL;
+  G.opened = NULL;
+  G.base = NULL;
+  G.stream = NULL;
+}
+
+/* Every PE says whether its part worked; all go on with the GPU only if every one did. Collective. */
+static bool all_agree(bool ok) {
+  int32_t mine = ok, *all = calloc((size_t)shoal_g.npes, sizeof *all);
+  bool every = all && !shoal_boot_allgather(&shoal_g.boot, &mine, all, sizeof mine);
+  for (int p = 0; every && p < shoal_g.npes; p++) every = all[p];
+  free(all);
+  return every;
+}
+
+static shoal_status_t dev_put(shoal_space_t *s, int pe, size_t off, const void *src, size_t n) {
+  if (shoal_gpu_ops.memcpy(G.peer[pe] + off, src, n, G.stream)) return SHOAL_ERR;
+  return shoal_gpu_ops.stream_sync(G.stream);
+}
+
+static shoal_status_t dev_get(shoal_space_t *s, int pe, size_t off, void *dst, size_t n) {
+  if (shoal_gpu_ops.memcpy(dst, G.peer[pe] + off, n, G.stream)) return SHOAL_ERR;
+  return shoal_gpu_ops.stream_sync(G.stream);
+}
+
+/* Peer table and barrier pointers for the device API; the table is also copied to device memory. */
+static shoal_status_t state_setup(const gpu_hello_t *all) {
+  int n = shoal_g.npes;
+  char *busids = calloc((size_t)n, BUSID_LEN);
+  int64_t *delta = calloc((size_t)n, sizeof *delta);
+  if (!busids || !delta) {
+    free(busids);
+    free(delta);
+    return SHOAL_ERR_NOMEM;
+  }
+  for (int p = 0; p < n; p++) {
+    memcpy(busids + (size_t)p * BUSID_LEN, all[p].busid, BUSID_LEN);
+    delta[p] = G.peer[p] - G.base;
+  }
+  shmemx_device_state_t *st = &G.st;
+  memset(st, 0, sizeof *st);
+  st->size = sizeof *st;
+  st->my_pe = shoal_g.me;
+  st->n_pes = n;
+  st->pes_per_gpu = shoal_gpu_count_sharing(busids, BUSID_LEN, n, shoal_g.me);
+  st->heap_base = G.base;
+  st->heap_size = G.size;
+  st->peer_delta = (const int64_t *)(G.base + G.lay.peer_delta);
+  st->bar_flags = (uint64_t *)(G.base + G.lay.bar_flags);
+  st->bar_epoch = (uint64_t *)(G.base + G.lay.bar_epoch);
+  st->grid_bar = (uint32_t *)(G.base + G.lay.grid_bar);
+  for (int p = 0; p < n && p < SHMEMX_DEVICE_MAX_PES; p++) st->delta[p] = delta[p];
+  shoal_status_t rc = shoal_gpu_ops.memcpy(G.base + G.lay.peer_delta, delta, (size_t)n * sizeof *delta, G.stream);
+  if (!rc) rc = shoal_gpu_ops.stream_sync(G.stream);
+  if (!rc && n <= SHMEMX_DEVICE_MAX_PES) {
+    rc = shoal_gpu_ops.kernels_setup(st);
+    if (rc == SHOAL_ERR_NOSYS) rc = SHOAL_OK;
+  }
+  free(busids);
+  free(delta);
+  return rc;
+}
+
+shoal_status_t shoal_gpu_init(void) {
+  int n = shoal_g.npes, me = shoal_g.me;
+  char tried[64] = "";
+  shoal_gpu_ops_fill(&shoal_gpu_ops, &shoal_gpu_none_ops);
+  shoal_gpu_kind = SHOAL_GPU_NONE;
+  for (int k = SHOAL_GPU_NONE + 1; k < SHOAL_GPU_NKINDS; k++) {
+    shoal_gpu_ops_t ops;
+    int c = 0;
+    const shoal_gpu_ops_t *b = shoal_gpu_test_backend ? shoal_gpu_test_backend : backends[k];
+    if (!b || shoal_gpu_ops_fill(&ops, b)) continue;
+    snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s", tried[0] ? ", " : "", ops.name);
+    if (ops.device_count(&c) == SHOAL_OK && c > 0) {
+      shoal_gpu_ops = ops;
+      shoal_gpu_kind = (shoal_gpu_kind_t)k;
+      G.ndev = c;
+      break;
+    }
+  }
+  gpu_hello_t mine, *all = calloc((size_t)n, sizeof *all);
+  memset(&mine, 0, sizeof mine);
+  if (!all) return SHOAL_ERR_NOMEM;
+  if (shoal_gpu_kind != SHOAL_GPU_NONE && local_setup(&mine)) local_release();
+  if (shoal_boot_allgather(&shoal_g.boot, &mine, all, sizeof mine)) {
+    free(all);
+    return SHOAL_ERR_IO;
+  }
+  bool every = true;
+  for (int p = 0; p < n; p++) every = every && all[p].ok && all[p].size == mine.size;
+  if (every) { /* map every peer's heap: IPC from another process; our own (or a same-process PE's) directly */
+    bool ok = (G.peer = calloc((size_t)n, sizeof *G.peer)) && (G.opened = calloc((size_t)n, sizeof *G.opened));
+    for (int p = 0; ok && p < n; p++) {
+      void *q = NULL;
+      if (all[p].pid == mine.pid) {
+        G.peer[p] = (char *)(uintptr_t)all[p].base;
+      } else if (shoal_gpu_ops.ipc_open(&all[p].ipc, &q) == SHOAL_OK) {
+        G.peer[p] = q;
+        G.opened[p] = true;
+      } else {
+        shoal_warn("shmem_init: cannot map PE %d's device heap (device %d, %s) through IPC", p, all[p].dev,
+                   all[p].busid);
+        ok = false;
+      }
+    }
+    if (ok && state_setup(all)) ok = false;
+    every = all_agree(ok);
+  }
+  if (!every) {
+    if (shoal_gpu_kind != SHOAL_GPU_NONE && me == 0)
+      shoal_warn("shmem_init: not every PE could set up its GPU (%s): host memory only", shoal_gpu_ops.name);
+    local_release();
+    shoal_gpu_ops_fill(&shoal_gpu_ops, &shoal_gpu_none_ops);
+    shoal_gpu_kind = SHOAL_GPU_NONE;
+    if (me == 0 && shoal_env.info)
+      printf("shoal: no GPU (backends tried: %s): host memory only\n", tried[0] ? tried : "none built");
+    if (me == 0 && !strcmp(shoal_env.heap_kind, "device"))
+      shoal_warn("shmem_init: SHOAL_HEAP=device but no GPU: shmem_malloc uses the host heap");
+    fflush(stdout);
+    free(all);
+    return SHOAL_OK;
+  }
+  free(all);
+  if (shoal_alloc_init(&G.alloc, G.size - G.lay.total)) return SHOAL_ERR_NOMEM;
+  G.user_base = G.base + G.lay.total;
+  shoal_g.space[SHOAL_SPACE_DEVICE] = (shoal_space_t){
+    .name = "device heap", .base = (uintptr_t)G.base, .size = G.size, .delta = NULL, .device = true,
+    .put = dev_put, .get = dev_get};
+  if (shoal_g.nspaces <= SHOAL_SPACE_DEVICE) shoal_g.nspaces = SHOAL_SPACE_DEVICE + 1;
+  G.ready = true;
+  if (shoal_coll_gpu_init()) shoal_warn("shmem_init: GPU collectives not set up: host algorithms"); /* issue 6 */
+  if (me == 0 && shoal_env.info)
+    printf("shoal: GPU backend %s: %d device(s), device heap %zu bytes per PE, %d PE(s) per GPU\n",
+           shoal_gpu_ops.name, G.ndev, G.size - G.lay.total, G.st.pes_per_gpu);
+  fflush(stdout);
+  SHOAL_DEBUG(SHOAL_SUB_GPU, "%s device %d (%s, %d SMs): device heap %p, %zu bytes, %d PEs share this GPU",
+              shoal_gpu_ops.name, G.dev, mine.busid, G.sms, (void *)G.base, G.size, G.st.pes_per_gpu);
+  return SHOAL_OK;
+}
+
+void shoal_gpu_fini(void) {
+  if (!G.ready) return;
+  shoal_coll_gpu_fini(); /* issue 6 */
+  shoal_gpu_ops.device_sync(); /* no kernel of this process still uses a heap */
+  for (int p = 0; p < shoal_g.npes; p++)
+    if (G.opened[p]) shoal_gpu_ops.ipc_close(G.peer[p]);
+  memset(G.opened, 0, (size_t)shoal_g.npes * sizeof *G.opened);
+  shoal_boot_barrier(&shoal_g.boot); /* every mapping of our heap is gone before it is freed */
+  local_release();
+  shoal_alloc_fini(&G.alloc);
+  memset(&shoal_g.space[SHOAL_SPACE_DEVICE], 0, sizeof(shoal_space_t));
+  G.ready = false;
+  shoal_gpu_ops_fill(&shoal_gpu_ops, &shoal_gpu_none_ops);
+  shoal_gpu_kind = SHOAL_GPU_NONE;
+}
+
+/* ---- device heap ---- */
+bool shoal_gpu_heap_ready(void) { return G.ready; }
+bool shoal_gpu_heap_default(void) { return G.ready && !strcmp(shoal_env.heap_kind, "device"); }
+
+bool shoal_gpu_heap_owns(const void *p) { return G.ready && (uintptr_t)p - (uintptr_t)G.base < G.size; }
+
+const shmemx_device_state_t *shoal_gpu_state(void) { return G.ready ? &G.st : NULL; }
+
+void *shoal_gpu_heap_alloc(const char *routine, size_t size, size_t align) {
+  size_t off;
+  if (!size || !G.ready) return NULL;
+  if (shoal_alloc_alloc(&G.alloc, size, align, &off)) {
+    if (shoal_env.debug)
+      shoal_warn("%s: cannot allocate %zu bytes (alignment %zu) of device memory: %zu bytes free (largest block "
+                 "%zu) of %zu (SHOAL_DEVICE_SYMMETRIC_SIZE)", routine, size, align, shoal_alloc_free_bytes(&G.alloc),
+                 shoal_alloc_largest_free(&G.alloc), G.alloc.size);
+    return NULL;
+  }
+  return G.user_base + off;
+}
+
+static size_t user_off(const char *routine, void *p) {
+  uintptr_t off = (uintptr_t)p - (uintptr_t)G.user_base;
+  if (off >= G.alloc.size || !shoal_alloc_size_of(&G.alloc, off))
+    shoal_fatal(routine, "ptr %p is not a live allocation of the device symmetric heap", p);
+  return off;
+}
+
+void shoal_gpu_heap_free(const char *routine, void *p) { shoal_alloc_free(&G.alloc, user_off(routine, p)); }
+
+static void sync_copy(const char *routine, void *dst, const void *src, size_t n) {
+  if (shoal_gpu_ops.memcpy(dst, src, n, G.stream) || shoal_gpu_ops.stream_sync(G.stream))
+    shoal_fatal(routine, "device copy of %zu bytes failed", n);
+}
+
+void *shoal_gpu_heap_realloc(const char *routine, void *p, size_t size) {
+  size_t off = user_off(routine, p), old = shoal_alloc_size_of(&G.alloc, off);
+  if (!shoal_alloc_resize(&G.alloc, off, size)) return p;
+  void *q = shoal_gpu_heap_alloc(routine, size, 64);
+  if (q) {
+    sync_copy(routine, q, p, old < size ? old : size);
+    shoal_alloc_free(&G.alloc, off);
+  }
+  return q;
+}
+
+void shoal_gpu_memset(void *p, int v, size_t n) {
+  if (shoal_gpu_ops.memset(p, v, n, G.stream) || shoal_gpu_ops.stream_sync(G.stream))
+    shoal_fatal("shmem_calloc", "device memset of %zu bytes failed", n);
+}
+
+shoal_status_t shoal_gpu_amo(const char *routine, void *dest, int op, size_t size, uint64_t value, uint64_t cmp,
+                             uint64_t *old, int pe) {
+  if (!shoal_gpu_heap_owns(dest) || (size != 4 && size != 8) || (uintptr_t)dest % size) return SHOAL_ERR_INVAL;
+  size_t off = (uintptr_t)dest - (uintptr_t)G.base;
+  if (off + size > G.size) return SHOAL_ERR_INVAL;
+  pthread_mutex_lock(&G.lock);
+  shoal_status_t rc = shoal_gpu_ops.amo(G.peer[pe] + off, op, size, value, cmp, G.base + G.lay.amo_scratch, old,
+                                        G.stream);
+  pthread_mutex_unlock(&G.lock);
+  if (rc == SHOAL_ERR_NOSYS)
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "%s: the %s backend has no host-side atomics on device memory", routine,
+                shoal_gpu_ops.name);
+  return rc;
+}
+
+shoal_status_t shoal_gpu_collective_launch(const char *routine, const void *func, const unsigned grid[3],
+                                           const unsigned block[3], void **args, size_t shmem, void *stream) {
+  if (!G.ready) return SHOAL_ERR_NOSYS;
+  int per_sm = 0;
+  int threads = (int)(block[0] * block[1] * block[2]);
+  if (shoal_gpu_ops.occupancy(func, threads, shmem, &per_sm)) return SHOAL_ERR;
+  long limit = shoal_gpu_coresident_limit(per_sm, G.sms, G.st.pes_per_gpu);
+  unsigned long blocks = (unsigned long)grid[0] * grid[1] * grid[2];
+  if (blocks > (unsigned long)limit) {
+    shoal_warn("%s: grid of %lu blocks of %d threads cannot be co-resident: at most %ld (%d per SM x %d SMs / %d "
+               "PEs on this GPU)", routine, blocks, threads, limit, per_sm, G.sms, G.st.pes_per_gpu);
+    return SHOAL_ERR_INVAL;
+  }
+  return shoal_gpu_ops.launch(func, grid, block, args, shmem, stream);
+}
+
+/* ---- public API ---- */
+int shmemx_gpu_available(void) { return shoal_g.state == 1 && G.ready; }
+
+int shmemx_gpu_device(void) { return shmemx_gpu_available() ? G.dev : -1; }
+
+int shmemx_device_state_get(void *buf, size_t len) {
+  SHOAL_CHECK_INIT("shmemx_device_state_get");
+  if (!G.ready || !buf || len != sizeof(shmemx_device_state_t) || shoal_g.npes > SHMEMX_DEVICE_MAX_PES) return -1;
+  memcpy(buf, &G.st, sizeof G.st);
+  return 0;
+}
+
+void shmemx_device_heap_info(size_t *total, size_t *free_largest) {
+  SHOAL_CHECK_INIT("shmemx_device_heap_info");
+  if (total) *total = G.ready ? G.alloc.size : 0;
+  if (free_largest) *free_largest = G.ready ? shoal_alloc_largest_free(&G.alloc) : 0;
+}
+
+/* The address of sym's instance on pe in this process: the IPC mapping for the device heap, the host mapping for
+ * the host heap and static data (fatal for anything else, or for a range past the end of its space). */
+static void *remote_addr(const char *routine, const void *sym, size_t n, int pe, const char *arg) {
+  size_t off;
+  shoal_space_t *s = shoal_space_find(sym, n, &off);
+  if (s == &shoal_g.space[SHOAL_SPACE_DEVICE]) return G.peer[pe] + off;
+  void *r = shoal_xlate(sym, n, pe, routine, arg);
+  if (!r) shoal_fatal(routine, "%s %p: %s cannot be reached by the GPU copy engine", arg, sym, s ? s->name : "?");
+  return r;
+}
+
+static void on_stream_copy(const char *routine, bool put, void *dest, const void *source, size_t n, int pe,
+                           void *stream) {
+  SHOAL_CHECK_INIT(routine);
+  SHOAL_CHECK_PE(routine, pe);
+  if (!n) return;
+  if (!G.ready) {
+    (put ? shoal_rma_put : shoal_rma_get)(routine, dest, source, n, pe);
+    return;
+  }
+  void *d = put ? remote_addr(routine, dest, n, pe, "dest") : dest;
+  const void *s = put ? source : remote_addr(routine, source, n, pe, "source");
+  if (shoal_gpu_ops.memcpy(d, s, n, stream))
+    shoal_fatal(routine, "cannot enqueue a copy of %zu bytes %s PE %d", n, put ? "to" : "from", pe);
+}
+
+void shmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int pe, void *stream) {
+  on_stream_copy("shmemx_putmem_on_stream", true, dest, source, nelems, pe, stream);
+}
+
+void shmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int pe, void *stream) {
+  on_stream_copy("shmemx_getmem_on_stream", false, dest, source, nelems, pe, stream);
+}
+
+/* Copies enqueued on a stream complete in stream order, and a completed copy is visible at its target: nothing to
+ * add. Without a GPU the host forms completed already. */
+void shmemx_quiet_on_stream(void *stream) { SHOAL_CHECK_INIT("shmemx_quiet_on_stream"); }
+
+void shmemx_barrier_all_on_stream(void *stream) {
+  SHOAL_CHECK_INIT("shmemx_barrier_all_on_stream");
+  if (G.ready) {
+    shoal_status_t rc = shoal_gpu_ops.barrier_on_stream(stream);
+    if (rc == SHOAL_OK) return;
+    if (rc != SHOAL_ERR_NOSYS || shoal_gpu_ops.stream_sync(stream))
+      shoal_fatal("shmemx_barrier_all_on_stream", "cannot enqueue the barrier on stream %p", stream);
+  }
+  shmem_barrier_all(); /* no barrier kernel: the stream is drained, then the host barrier */
+}

@@ -1,0 +1,223 @@
+/* gpu_hip.c - the HIP backend: plain C on the HIP runtime API (AMD platform). libamdhip64 is opened with dlopen at
+ * the first device query, so that one libshoal serves NVIDIA, AMD and GPU-less hosts alike: without the library
+ * the backend reports no device. Every failing call is reported with the call, the error string and the PE.
+ * Kernels of the runtime are CUDA-only for now: barrier_on_stream and amo stay NOSYS (gpu.c falls back). */
+#include "gpu.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#ifndef __HIP_PLATFORM_AMD__
+#define __HIP_PLATFORM_AMD__ /* the AMD platform's C API (with nvcc's platform, HIP maps onto CUDA: not this file) */
+#endif
+#include <hip/hip_runtime_api.h>
+
+/* The HIP entry points used, resolved by name; each pointer has the type of the declaration in the header. */
+#define SHOAL_HIP_FUNCS(X)                                                                                            \
+  X(hipGetDeviceCount) X(hipDeviceGetByPCIBusId) X(hipDeviceGetPCIBusId) X(hipSetDevice) X(hipDeviceGetAttribute)    \
+  X(hipMalloc) X(hipFree) X(hipIpcGetMemHandle) X(hipIpcOpenMemHandle) X(hipIpcCloseMemHandle) X(hipMemcpyAsync)     \
+  X(hipMemsetAsync) X(hipStreamCreateWithFlags) X(hipStreamDestroy) X(hipStreamSynchronize) X(hipEventCreate)        \
+  X(hipEventDestroy) X(hipEventRecord) X(hipEventSynchronize) X(hipEventElapsedTime) X(hipDeviceSynchronize)         \
+  X(hipOccupancyMaxActiveBlocksPerMultiprocessor) X(hipLaunchKernel) X(hipGetErrorString) X(hipGetErrorName)         \
+  X(hipGetLastError)
+#define SHOAL_HIP_PTR(f) static __typeof__(f) *p_##f;
+SHOAL_HIP_FUNCS(SHOAL_HIP_PTR)
+#undef SHOAL_HIP_PTR
+
+/* 1 loaded, -1 unavailable (reported once at debug level), 0 not tried yet. Called at init, single-threaded. */
+static int hip_loaded;
+static int hip_load(void) {
+  if (hip_loaded) return hip_loaded;
+  static const char *const names[] = {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"};
+  void *h = NULL;
+  for (size_t i = 0; !h && i < sizeof names / sizeof names[0]; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: cannot load libamdhip64: %s", dlerror());
+    return hip_loaded = -1;
+  }
+#define SHOAL_HIP_SYM(f)                                                                                              \
+  if (!(*(void **)&p_##f = dlsym(h, #f))) {                                                                           \
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: libamdhip64 lacks %s", #f);                                                      \
+    dlclose(h);                                                                                                        \
+    return hip_loaded = -1;                                                                                            \
+  }
+  SHOAL_HIP_FUNCS(SHOAL_HIP_SYM)
+#undef SHOAL_HIP_SYM
+  return hip_loaded = 1;
+}
+
+static shoal_status_t hip_fail(const char *call, hipError_t e) {
+  shoal_warn("%s: %s (%s)", call, p_hipGetErrorString(e), p_hipGetErrorName(e));
+  return SHOAL_ERR;
+}
+#define HIP(f, ...)                                                                                                   \
+  do {                                                                                                                 \
+    hipError_t e_ = p_##f(__VA_ARGS__);                                                                                \
+    if (SHOAL_UNLIKELY(e_ != hipSuccess)) return hip_fail(#f "(" #__VA_ARGS__ ")", e_);                                \
+  } while (0)
+
+static shoal_status_t hip_device_count(int *n) {
+  *n = 0;
+  if (hip_load() < 0) return SHOAL_OK;
+  hipError_t e = p_hipGetDeviceCount(n);
+  if (e != hipSuccess) {
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: hipGetDeviceCount: %s: no usable GPU", p_hipGetErrorString(e));
+    p_hipGetLastError();
+    *n = 0;
+  }
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_device_by_busid(const char *busid, int *dev) {
+  hipError_t e = p_hipDeviceGetByPCIBusId(dev, busid);
+  if (e != hipSuccess) {
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: hipDeviceGetByPCIBusId(%s): %s", busid, p_hipGetErrorString(e));
+    p_hipGetLastError();
+    return SHOAL_ERR;
+  }
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_device_busid(int dev, char *busid, size_t len) {
+  HIP(hipDeviceGetPCIBusId, busid, (int)len, dev);
+  for (char *c = busid; *c; c++) *c = (char)tolower((unsigned char)*c);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_set_device(int dev) {
+  HIP(hipSetDevice, dev);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_sm_count(int dev, int *n) {
+  HIP(hipDeviceGetAttribute, n, hipDeviceAttributeMultiprocessorCount, dev);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_mem_alloc(void **p, size_t n) {
+  HIP(hipMalloc, p, n);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_mem_free(void *p) {
+  HIP(hipFree, p);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_ipc_get(void *p, shoal_gpu_ipc_t *h) {
+  hipIpcMemHandle_t hh;
+  _Static_assert(sizeof hh == sizeof h->bytes, "hipIpcMemHandle_t is 64 bytes");
+  HIP(hipIpcGetMemHandle, &hh, p);
+  memcpy(h->bytes, &hh, sizeof hh);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_ipc_open(const shoal_gpu_ipc_t *h, void **p) {
+  hipIpcMemHandle_t hh;
+  memcpy(&hh, h->bytes, sizeof hh);
+  HIP(hipIpcOpenMemHandle, p, hh, hipIpcMemLazyEnablePeerAccess);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_ipc_close(void *p) {
+  HIP(hipIpcCloseMemHandle, p);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_memcpy(void *dst, const void *src, size_t n, void *stream) {
+  HIP(hipMemcpyAsync, dst, src, n, hipMemcpyDefault, (hipStream_t)stream);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_memset(void *p, int v, size_t n, void *stream) {
+  HIP(hipMemsetAsync, p, v, n, (hipStream_t)stream);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_stream_create(void **s) {
+  hipStream_t hs;
+  HIP(hipStreamCreateWithFlags, &hs, hipStreamNonBlocking);
+  *s = hs;
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_stream_destroy(void *s) {
+  HIP(hipStreamDestroy, (hipStream_t)s);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_stream_sync(void *s) {
+  HIP(hipStreamSynchronize, (hipStream_t)s);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_event_create(void **e) {
+  hipEvent_t he;
+  HIP(hipEventCreate, &he);
+  *e = he;
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_event_destroy(void *e) {
+  HIP(hipEventDestroy, (hipEvent_t)e);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_event_record(void *e, void *stream) {
+  HIP(hipEventRecord, (hipEvent_t)e, (hipStream_t)stream);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_event_sync(void *e) {
+  HIP(hipEventSynchronize, (hipEvent_t)e);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_event_elapsed(void *start, void *end, float *ms) {
+  HIP(hipEventElapsedTime, ms, (hipEvent_t)start, (hipEvent_t)end);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_device_sync(void) {
+  HIP(hipDeviceSynchronize);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_occupancy(const void *func, int block_threads, size_t shmem, int *blocks_per_sm) {
+  HIP(hipOccupancyMaxActiveBlocksPerMultiprocessor, blocks_per_sm, func, block_threads, shmem);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_launch(const void *func, const unsigned grid[3], const unsigned block[3], void **args,
+                                 size_t shmem, void *stream) {
+  dim3 g = {grid[0], grid[1], grid[2]}, b = {block[0], block[1], block[2]};
+  HIP(hipLaunchKernel, func, g, b, args, shmem, (hipStream_t)stream);
+  return SHOAL_OK;
+}
+
+const shoal_gpu_ops_t shoal_gpu_hip_ops = {
+  .size = sizeof(shoal_gpu_ops_t),
+  .name = "hip",
+  .device_count = hip_device_count,
+  .device_by_busid = hip_device_by_busid,
+  .device_busid = hip_device_busid,
+  .set_device = hip_set_device,
+  .sm_count = hip_sm_count,
+  .mem_alloc = hip_mem_alloc,
+  .mem_free = hip_mem_free,
+  .ipc_get = hip_ipc_get,
+  .ipc_open = hip_ipc_open,
+  .ipc_close = hip_ipc_close,
+  .memcpy = hip_memcpy,
+  .memset = hip_memset,
+  .stream_create = hip_stream_create,
+  .stream_destroy = hip_stream_destroy,
+  .stream_sync = hip_stream_sync,
+  .event_create = hip_event_create,
+  .event_destroy = hip_event_destroy,
+  .event_record = hip_event_record,
+  .event_sync = hip_event_sync,
+  .event_elapsed = hip_event_elapsed,
+  .device_sync = hip_device_sync,
+  .occupancy = hip_occupancy,
+  .launch = hip_launch,
+};

@@ -1,0 +1,549 @@
+/*
+ * shoal/shmem_device.cuh - the OpenSHMEM API inside kernels (CUDA with nvcc, HIP with hipcc: one source).
+ *
+ *   #include <shoal/shmem_device.cuh>      (includes <shmemx.h>)
+ *   shmem_init(); shmemx_init_device_state();          once per translation unit that launches kernels
+ *   kernel: shmem_my_pe(), shmem_int_p(dest, v, pe), shmemx_putmem_block(...), shmem_barrier_all(), ...
+ *
+ * The names are the host API's (as NVSHMEM does): in device code they resolve to the inline definitions below, in
+ * host code to libshoal. Symmetric addresses passed in device code must be on the device heap (shmem_malloc with
+ * SHOAL_HEAP=device, or shmem_malloc_with_hints(size, SHMEMX_MALLOC_DEVICE)); a peer's instance is reached by
+ * loads, stores and system-scope atomics through its IPC mapping: dest + delta[pe], with the peer table in
+ * __constant__ memory. No relocatable device code is needed: the state is a static __constant__ of each translation
+ * unit, copied there by shmemx_init_device_state() (shmemx_collective_launch does it when not done yet).
+ *
+ * Scopes: plain routines are per thread; shmemx_*_warp are called by every thread of a warp (warpSize lanes, 32 on
+ * NVIDIA, 64 on AMD) and shmemx_*_block by every thread of a block, with the same arguments.
+ * Ordering: puts and AMOs are stores/atomics that are complete once issued; shmem_fence and shmem_quiet are a
+ * system-scope fence; waits are system-scope acquire loads. shmem_barrier_all/shmem_sync_all are collective over
+ * every thread of every block of the kernel on every PE: launch such kernels with shmemx_collective_launch, which
+ * refuses grids that cannot all be resident at once (several PEs may share a GPU: each gets its share).
+ * Reference: docs/gpu.md.
+ */
+#ifndef SHOAL_SHMEM_DEVICE_CUH
+#define SHOAL_SHMEM_DEVICE_CUH
+
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#else
+#include <cuda_runtime.h>
+#endif
+#include <shmemx.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- vendor spelling ---- */
+#if defined(__HIPCC__)
+typedef hipStream_t shoal_d_stream_t;
+#define SHOAL_D_SYNCWARP() __builtin_amdgcn_wave_barrier()
+#define SHOAL_D_OK hipSuccess
+#define shoal_d_memcpy_to_symbol(sym, src, n) hipMemcpyToSymbol(HIP_SYMBOL(sym), src, n, 0, hipMemcpyHostToDevice)
+#define shoal_d_error_string hipGetErrorString
+#define shoal_d_set_device hipSetDevice
+#define shoal_d_get_device hipGetDevice
+#define shoal_d_sm_count(n, dev) hipDeviceGetAttribute(n, hipDeviceAttributeMultiprocessorCount, dev)
+#define shoal_d_occupancy hipOccupancyMaxActiveBlocksPerMultiprocessor
+#define shoal_d_launch hipLaunchKernel
+#else
+typedef cudaStream_t shoal_d_stream_t;
+#define SHOAL_D_SYNCWARP() __syncwarp()
+#define SHOAL_D_OK cudaSuccess
+#define shoal_d_memcpy_to_symbol(sym, src, n) cudaMemcpyToSymbol(sym, src, n, 0, cudaMemcpyHostToDevice)
+#define shoal_d_error_string cudaGetErrorString
+#define shoal_d_set_device cudaSetDevice
+#define shoal_d_get_device cudaGetDevice
+#define shoal_d_sm_count(n, dev) cudaDeviceGetAttribute(n, cudaDevAttrMultiProcessorCount, dev)
+#define shoal_d_occupancy cudaOccupancyMaxActiveBlocksPerMultiprocessor
+#define shoal_d_launch cudaLaunchKernel
+#endif
+
+/* Spec names are host functions of libshoal too. hipcc (clang) overloads on __host__/__device__: the device
+ * definitions are seen in both compilation passes. nvcc does not: they are defined in its device pass only (where
+ * it turns the host declaration into a __host__ __device__ one, warning 20039, silenced here) and merely declared in
+ * its host pass, where kernel bodies are not compiled. */
+#if defined(__HIPCC__) || defined(__CUDA_ARCH__)
+#define SHOAL_DAPI extern "C" __device__ inline
+#define SHOAL_DBODY(...) __VA_ARGS__
+#else
+#define SHOAL_DAPI extern "C"
+#define SHOAL_DBODY(...) ;
+#endif
+/* Shoal's own device routines (no host twin): defined in every pass. */
+#define SHOAL_DX extern "C" __device__ inline
+#define SHOAL_DI static __device__ __forceinline__
+
+#if defined(__NVCC__)
+#pragma nv_diagnostic push
+#pragma nv_diag_suppress 20039
+#endif
+
+/* The state of this translation unit's kernels (one copy per unit: no device linking needed). */
+static __constant__ shmemx_device_state_t shoal_dstate;
+static int shoal_dstate_ready; /* host side: copied for this unit */
+
+/* Copy this PE's device state (peer table, barrier flags) to this translation unit's __constant__ memory and make
+ * the PE's GPU current. Call after shmem_init, once per unit that launches kernels using the device API. Returns 0,
+ * or -1 (message on stderr) without a GPU or when the copy fails. */
+static inline int shmemx_init_device_state(void) {
+  shmemx_device_state_t st;
+  if (shmemx_device_state_get(&st, sizeof st)) {
+    fprintf(stderr, "shoal: PE %d: shmemx_init_device_state: no device state (no GPU, or more than %d PEs)\n",
+            shmem_my_pe(), SHMEMX_DEVICE_MAX_PES);
+    return -1;
+  }
+  int e = (int)shoal_d_set_device(shmemx_gpu_device());
+  if (e == (int)SHOAL_D_OK) e = (int)shoal_d_memcpy_to_symbol(shoal_dstate, &st, sizeof st);
+  if (e != (int)SHOAL_D_OK) {
+    fprintf(stderr, "shoal: PE %d: shmemx_init_device_state: %s\n", shmem_my_pe(),
+            shoal_d_error_string((decltype(SHOAL_D_OK))e));
+    return -1;
+  }
+  shoal_dstate_ready = 1;
+  return 0;
+}
+
+/* Launch func (a __global__ function that may call shmem_barrier_all / shmem_sync_all) with cudaLaunchKernel
+ * arguments, after checking that the grid can be resident at once on this PE's share of the GPU:
+ * occupancy (blocks per SM) x SMs / PEs sharing the GPU. Returns 0, or -1 with a message on stderr (grid too large,
+ * no GPU, launch failure). */
+static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
+                                           shoal_d_stream_t stream) {
+  if (!shoal_dstate_ready && shmemx_init_device_state()) return -1;
+  shmemx_device_state_t st;
+  shmemx_device_state_get(&st, sizeof st);
+  int dev = 0, sms = 0, per_sm = 0, threads = (int)(block.x * block.y * block.z);
+  int e = (int)shoal_d_get_device(&dev);
+  if (e == (int)SHOAL_D_OK) e = (int)shoal_d_sm_count(&sms, dev);
+  if (e == (int)SHOAL_D_OK) e = (int)shoal_d_occupancy(&per_sm, func, threads, shmem);
+  if (e != (int)SHOAL_D_OK) {
+    fprintf(stderr, "shoal: PE %d: shmemx_collective_launch: %s\n", st.my_pe,
+            shoal_d_error_string((decltype(SHOAL_D_OK))e));
+    return -1;
+  }
+  long limit = (long)per_sm * sms / (st.pes_per_gpu < 1 ? 1 : st.pes_per_gpu);
+  unsigned long blocks = (unsigned long)grid.x * grid.y * grid.z;
+  if (blocks > (unsigned long)limit) {
+    char line[300]; /* one write: lines of several PEs do not interleave */
+    snprintf(line, sizeof line, "shoal: PE %d: shmemx_collective_launch: grid of %lu blocks of %d threads cannot be "
+             "co-resident: at most %ld (%d per SM x %d SMs / %d PEs on this GPU)\n", st.my_pe, blocks, threads, limit,
+             per_sm, sms, (int)st.pes_per_gpu);
+    fputs(line, stderr);
+    return -1;
+  }
+  e = (int)shoal_d_launch(func, grid, block, args, shmem, stream);
+  if (e != (int)SHOAL_D_OK) {
+    fprintf(stderr, "shoal: PE %d: shmemx_collective_launch: %s\n", st.my_pe,
+            shoal_d_error_string((decltype(SHOAL_D_OK))e));
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- internals ---- */
+template <typename T> SHOAL_DI T *shoal_d_peer(const T *p, int pe) {
+  return (T *)((char *)p + shoal_dstate.delta[pe]);
+}
+SHOAL_DI unsigned shoal_d_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+SHOAL_DI unsigned shoal_d_nthreads() { return blockDim.x * blockDim.y * blockDim.z; }
+
+/* Copy n bytes: this thread takes words rank, rank + size, ... (four in flight), with the widest word that the
+ * relative alignment of dst and src allows, bytes for the unaligned head and tail. */
+template <typename W> SHOAL_DI void shoal_d_copy_w(W *d, const W *s, size_t nw, size_t rank, size_t size) {
+  size_t i = rank;
+  for (; i + 3 * size < nw; i += 4 * size) {
+    W a = s[i], b = s[i + size], c = s[i + 2 * size], e = s[i + 3 * size];
+    d[i] = a;
+    d[i + size] = b;
+    d[i + 2 * size] = c;
+    d[i + 3 * size] = e;
+  }
+  for (; i < nw; i += size) d[i] = s[i];
+}
+template <typename W> SHOAL_DI void shoal_d_copy_a(char *d, const char *s, size_t n, size_t rank, size_t size) {
+  size_t head = (sizeof(W) - ((uintptr_t)d & (sizeof(W) - 1))) & (sizeof(W) - 1);
+  if (head > n) head = n;
+  for (size_t j = rank; j < head; j += size) d[j] = s[j];
+  d += head, s += head, n -= head;
+  size_t nw = n / sizeof(W);
+  shoal_d_copy_w((W *)d, (const W *)s, nw, rank, size);
+  for (size_t j = nw * sizeof(W) + rank; j < n; j += size) d[j] = s[j];
+}
+SHOAL_DI void shoal_d_copy(void *dst, const void *src, size_t n, unsigned rank, unsigned size) {
+  char *d = (char *)dst;
+  const char *s = (const char *)src;
+  uintptr_t mis = (uintptr_t)d ^ (uintptr_t)s;
+  if (!(mis & 15))
+    shoal_d_copy_a<uint4>(d, s, n, rank, size);
+  else if (!(mis & 7))
+    shoal_d_copy_a<uint2>(d, s, n, rank, size);
+  else if (!(mis & 3))
+    shoal_d_copy_a<unsigned>(d, s, n, rank, size);
+  else
+    for (size_t j = rank; j < n; j += size) d[j] = s[j];
+}
+SHOAL_DI unsigned shoal_d_lane() { return shoal_d_tid() % warpSize; }
+
+SHOAL_DI bool shoal_d_leader_warp() { return shoal_d_lane() == 0; }
+SHOAL_DI bool shoal_d_leader_block() { return shoal_d_tid() == 0; }
+
+/* Scoped copies: thread (rank 0 of 1), warp (lane of warpSize), block (thread of the block). */
+SHOAL_DI void shoal_d_copy_thread(void *d, const void *s, size_t n) { shoal_d_copy(d, s, n, 0, 1); }
+SHOAL_DI void shoal_d_copy_warp(void *d, const void *s, size_t n) {
+  shoal_d_copy(d, s, n, shoal_d_lane(), warpSize);
+  SHOAL_D_SYNCWARP();
+}
+SHOAL_DI void shoal_d_copy_block(void *d, const void *s, size_t n) {
+  shoal_d_copy(d, s, n, shoal_d_tid(), shoal_d_nthreads());
+  __syncthreads();
+}
+
+/* System-scope acquire loads and release stores (flags written by other PEs' kernels or GPUs). */
+template <typename T> SHOAL_DI T shoal_d_load_acquire(const T *p) {
+#if defined(__HIPCC__)
+  if (sizeof(T) == 4 || sizeof(T) == 8) return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+  if (sizeof(T) == 8) {
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    T r;
+    memcpy(&r, &v, sizeof r);
+    return r;
+  }
+  if (sizeof(T) == 4) {
+    unsigned v;
+    asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    T r;
+    memcpy(&r, &v, sizeof r);
+    return r;
+  }
+#endif
+  T v = *(const volatile T *)p;
+  __threadfence_system();
+  return v;
+}
+
+/* The unsigned word of T's size, for atomics of every type of that size. */
+template <int S> struct shoal_d_word;
+template <> struct shoal_d_word<4> { typedef unsigned int t; };
+template <> struct shoal_d_word<8> { typedef unsigned long long int t; };
+template <typename U, typename T> SHOAL_DI U shoal_d_cast(T v) {
+  U u;
+  memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+enum { SHOAL_D_FETCH, SHOAL_D_SET, SHOAL_D_SWAP, SHOAL_D_CSWAP, SHOAL_D_ADD, SHOAL_D_AND, SHOAL_D_OR, SHOAL_D_XOR };
+/* op on the word at p (already a peer address); returns the old value (SET: unspecified). */
+template <typename U> SHOAL_DI U shoal_d_amo_word(U *p, int op, U v, U c) {
+  switch (op) {
+  case SHOAL_D_FETCH: return shoal_d_load_acquire(p);
+  case SHOAL_D_SET: return atomicExch_system(p, v);
+  case SHOAL_D_SWAP: return atomicExch_system(p, v);
+  case SHOAL_D_CSWAP: return atomicCAS_system(p, c, v);
+  case SHOAL_D_ADD: return atomicAdd_system(p, v);
+  case SHOAL_D_AND: return atomicAnd_system(p, v);
+  case SHOAL_D_OR: return atomicOr_system(p, v);
+  default: return atomicXor_system(p, v);
+  }
+}
+template <typename T> SHOAL_DI T shoal_d_amo(T *dest, int op, T value, T cond, int pe) {
+  typedef typename shoal_d_word<sizeof(T)>::t U;
+  U r = shoal_d_amo_word<U>((U *)shoal_d_peer(dest, pe), op, shoal_d_cast<U>(value), shoal_d_cast<U>(cond));
+  return shoal_d_cast<T>(r);
+}
+
+/* System-scope release store / add of a 64-bit word: every store this thread made (or saw through __syncthreads /
+ * __syncwarp) is visible before the new value is. */
+SHOAL_DI void shoal_d_store_release(uint64_t *p, uint64_t v) {
+#if defined(__HIPCC__)
+  __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+  asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"((unsigned long long)v) : "memory");
+#endif
+}
+SHOAL_DI void shoal_d_add_release(uint64_t *p, uint64_t v) {
+#if defined(__HIPCC__)
+  __hip_atomic_fetch_add(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+  asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(p), "l"((unsigned long long)v) : "memory");
+#endif
+}
+
+/* The signal after the data (spec put_signal): release order, no full fence. */
+SHOAL_DI void shoal_d_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
+  uint64_t *p = shoal_d_peer(sig_addr, pe);
+  if (sig_op == SHMEM_SIGNAL_ADD)
+    shoal_d_add_release(p, signal);
+  else
+    shoal_d_store_release(p, signal);
+}
+
+template <typename T> SHOAL_DI bool shoal_d_cmp(T a, int cmp, T b) {
+  switch (cmp) {
+  case SHMEM_CMP_EQ: return a == b;
+  case SHMEM_CMP_NE: return a != b;
+  case SHMEM_CMP_GT: return a > b;
+  case SHMEM_CMP_LE: return a <= b;
+  case SHMEM_CMP_LT: return a < b;
+  default: return a >= b;
+  }
+}
+template <typename T> SHOAL_DI T shoal_d_wait(const T *ivar, int cmp, T value) {
+  T v;
+  while (!shoal_d_cmp(v = shoal_d_load_acquire(ivar), cmp, value)) {
+  }
+  return v;
+}
+
+/* Every block of this PE's grid meets (sense by generation count; all blocks must be resident). */
+SHOAL_DI void shoal_d_grid_sync() {
+  unsigned nb = gridDim.x * gridDim.y * gridDim.z;
+  __syncthreads();
+  if (nb > 1 && shoal_d_tid() == 0) {
+    unsigned *count = shoal_dstate.grid_bar, *gen = shoal_dstate.grid_bar + 1;
+    unsigned g = *(volatile unsigned *)gen;
+    __threadfence();
+    if (atomicAdd(count, 1u) == nb - 1) {
+      *(volatile unsigned *)count = 0;
+      __threadfence();
+      atomicAdd(gen, 1u);
+    } else {
+      while (*(volatile unsigned *)gen == g) {
+      }
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+/* One thread of each PE: dissemination over the device barrier flags; flags hold the barrier count, so nothing is
+ * reset and a fast PE's next barrier cannot be taken for this one. */
+SHOAL_DI void shoal_d_pe_barrier() {
+  int n = shoal_dstate.n_pes, me = shoal_dstate.my_pe;
+  volatile uint64_t *ep = shoal_dstate.bar_epoch;
+  uint64_t e = *ep + 1;
+  *ep = e;
+  __threadfence_system();
+  for (int k = 0, d = 1; d < n; k++, d <<= 1) {
+    int to = me + d >= n ? me + d - n : me + d;
+    uint64_t *mine = shoal_dstate.bar_flags + k * 16;
+    shoal_d_store_release(shoal_d_peer(mine, to), e);
+    while (shoal_d_load_acquire(mine) < e) {
+    }
+  }
+}
+
+/* ---- setup queries ---- */
+SHOAL_DAPI int shmem_my_pe(void) SHOAL_DBODY({ return shoal_dstate.my_pe; })
+SHOAL_DAPI int shmem_n_pes(void) SHOAL_DBODY({ return shoal_dstate.n_pes; })
+SHOAL_DAPI int shmem_pe_accessible(int pe) SHOAL_DBODY({ return pe >= 0 && pe < shoal_dstate.n_pes; })
+SHOAL_DAPI int shmem_addr_accessible(const void *addr, int pe) SHOAL_DBODY({
+  return pe >= 0 && pe < shoal_dstate.n_pes &&
+         (uintptr_t)addr - (uintptr_t)shoal_dstate.heap_base < shoal_dstate.heap_size;
+})
+/* A pointer to dest's instance on pe for loads and stores in this kernel, or NULL if dest is not on the device
+ * heap or pe is out of range. */
+SHOAL_DAPI void *shmem_ptr(const void *dest, int pe) SHOAL_DBODY({
+  return shmem_addr_accessible(dest, pe) ? (void *)shoal_d_peer((const char *)dest, pe) : (void *)0;
+})
+
+/* ---- ordering ---- */
+SHOAL_DAPI void shmem_fence(void) SHOAL_DBODY({ __threadfence_system(); })
+SHOAL_DAPI void shmem_quiet(void) SHOAL_DBODY({ __threadfence_system(); })
+
+/* ---- RMA: bytes ---- */
+SHOAL_DAPI void shmem_putmem(void *dest, const void *source, size_t nelems, int pe)
+    SHOAL_DBODY({ shoal_d_copy_thread(shoal_d_peer((char *)dest, pe), source, nelems); })
+SHOAL_DAPI void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
+    SHOAL_DBODY({ shoal_d_copy_thread(shoal_d_peer((char *)dest, pe), source, nelems); })
+SHOAL_DAPI void shmem_getmem(void *dest, const void *source, size_t nelems, int pe)
+    SHOAL_DBODY({ shoal_d_copy_thread(dest, shoal_d_peer((const char *)source, pe), nelems); })
+SHOAL_DAPI void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
+    SHOAL_DBODY({ shoal_d_copy_thread(dest, shoal_d_peer((const char *)source, pe), nelems); })
+
+#define SHOAL_D_SCOPED_MEM(SC)                                                                                        \
+  SHOAL_DX void shmemx_putmem_##SC(void *dest, const void *source, size_t nelems, int pe) {                           \
+    shoal_d_copy_##SC(shoal_d_peer((char *)dest, pe), source, nelems);                                                 \
+  }                                                                                                                    \
+  SHOAL_DX void shmemx_putmem_nbi_##SC(void *dest, const void *source, size_t nelems, int pe) {                       \
+    shoal_d_copy_##SC(shoal_d_peer((char *)dest, pe), source, nelems);                                                 \
+  }                                                                                                                    \
+  SHOAL_DX void shmemx_getmem_##SC(void *dest, const void *source, size_t nelems, int pe) {                           \
+    shoal_d_copy_##SC(dest, shoal_d_peer((const char *)source, pe), nelems);                                           \
+  }                                                                                                                    \
+  SHOAL_DX void shmemx_getmem_nbi_##SC(void *dest, const void *source, size_t nelems, int pe) {                       \
+    shoal_d_copy_##SC(dest, shoal_d_peer((const char *)source, pe), nelems);                                           \
+  }                                                                                                                    \
+  SHOAL_DX void shmemx_putmem_signal_##SC(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,          \
+                                          uint64_t signal, int sig_op, int pe) {                                      \
+    shoal_d_copy_##SC(shoal_d_peer((char *)dest, pe), source, nelems);                                                 \
+    if (shoal_d_leader_##SC()) shoal_d_signal(sig_addr, signal, sig_op, pe);                                           \
+  }
+SHOAL_D_SCOPED_MEM(warp)
+SHOAL_D_SCOPED_MEM(block)
+
+/* ---- RMA: typed (every standard RMA type but long double) ---- */
+#define SHOAL_D_RMA_TYPES(X)                                                                                          \
+  X(float, float) X(double, double) X(char, char) X(signed char, schar) X(short, short) X(int, int) X(long, long)    \
+  X(long long, longlong) X(unsigned char, uchar) X(unsigned short, ushort) X(unsigned int, uint)                      \
+  X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int8_t, int8) X(int16_t, int16) X(int32_t, int32)       \
+  X(int64_t, int64) X(uint8_t, uint8) X(uint16_t, uint16) X(uint32_t, uint32) X(uint64_t, uint64) X(size_t, size)    \
+  X(ptrdiff_t, ptrdiff)
+
+#define SHOAL_D_DEF_RMA(T, N)                                                                                         \
+  SHOAL_DAPI void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe)                                    \
+      SHOAL_DBODY({ shoal_d_copy_thread(shoal_d_peer(dest, pe), source, nelems * sizeof(T)); })                       \
+  SHOAL_DAPI void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe)                                \
+      SHOAL_DBODY({ shoal_d_copy_thread(shoal_d_peer(dest, pe), source, nelems * sizeof(T)); })                       \
+  SHOAL_DAPI void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe)                                    \
+      SHOAL_DBODY({ shoal_d_copy_thread(dest, shoal_d_peer(source, pe), nelems * sizeof(T)); })                       \
+  SHOAL_DAPI void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe)                                \
+      SHOAL_DBODY({ shoal_d_copy_thread(dest, shoal_d_peer(source, pe), nelems * sizeof(T)); })                       \
+  SHOAL_DAPI void shmem_##N##_p(T *dest, T value, int pe) SHOAL_DBODY({ *shoal_d_peer(dest, pe) = value; })           \
+  SHOAL_DAPI T shmem_##N##_g(const T *source, int pe) SHOAL_DBODY({ return *shoal_d_peer(source, pe); })              \
+  SHOAL_DAPI void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,                 \
+                                         uint64_t signal, int sig_op, int pe) SHOAL_DBODY({                           \
+    shoal_d_copy_thread(shoal_d_peer(dest, pe), source, nelems * sizeof(T));                                           \
+    shoal_d_signal(sig_addr, signal, sig_op, pe);                                                                      \
+  })                                                                                                                   \
+  SHOAL_DAPI void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,             \
+                                             uint64_t signal, int sig_op, int pe) SHOAL_DBODY({                       \
+    shoal_d_copy_thread(shoal_d_peer(dest, pe), source, nelems * sizeof(T));                                           \
+    shoal_d_signal(sig_addr, signal, sig_op, pe);                                                                      \
+  })                                                                                                                   \
+  SHOAL_DX void shmemx_##N##_put_warp(T *dest, const T *source, size_t nelems, int pe) {                              \
+    shoal_d_copy_warp(shoal_d_peer(dest, pe), source, nelems * sizeof(T));                                             \
+  }                                                                                                                    \
+  SHOAL_DX void shmemx_##N##_put_block(T *dest, const T *source, size_t nelems, int pe) {                             \
+    shoal_d_copy_block(shoal_d_peer(dest, pe), source, nelems * sizeof(T));                                            \
+  }                                                                                                                    \
+  SHOAL_DX void shmemx_##N##_get_warp(T *dest, const T *source, size_t nelems, int pe) {                              \
+    shoal_d_copy_warp(dest, shoal_d_peer(source, pe), nelems * sizeof(T));                                             \
+  }                                                                                                                    \
+  SHOAL_DX void shmemx_##N##_get_block(T *dest, const T *source, size_t nelems, int pe) {                             \
+    shoal_d_copy_block(dest, shoal_d_peer(source, pe), nelems * sizeof(T));                                            \
+  }
+SHOAL_D_RMA_TYPES(SHOAL_D_DEF_RMA)
+
+/* ---- signals (spec 9.8) ---- */
+SHOAL_DAPI void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
+                                    int sig_op, int pe) SHOAL_DBODY({
+  shoal_d_copy_thread(shoal_d_peer((char *)dest, pe), source, nelems);
+  shoal_d_signal(sig_addr, signal, sig_op, pe);
+})
+SHOAL_DAPI void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                                        uint64_t signal, int sig_op, int pe) SHOAL_DBODY({
+  shoal_d_copy_thread(shoal_d_peer((char *)dest, pe), source, nelems);
+  shoal_d_signal(sig_addr, signal, sig_op, pe);
+})
+SHOAL_DAPI uint64_t shmem_signal_fetch(const uint64_t *sig_addr) SHOAL_DBODY({
+  return shoal_d_load_acquire(sig_addr);
+})
+SHOAL_DAPI uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value) SHOAL_DBODY({
+  return shoal_d_wait(sig_addr, cmp, cmp_value);
+})
+
+/* ---- AMOs (spec 9.7): standard types, extended (+ float, double: fetch, set, swap), bitwise ---- */
+#define SHOAL_D_AMO_STD_TYPES(X)                                                                                      \
+  X(int, int) X(long, long) X(long long, longlong) X(unsigned int, uint) X(unsigned long, ulong)                      \
+  X(unsigned long long, ulonglong) X(int32_t, int32) X(int64_t, int64) X(uint32_t, uint32) X(uint64_t, uint64)       \
+  X(size_t, size) X(ptrdiff_t, ptrdiff)
+#define SHOAL_D_AMO_EXT_TYPES(X) SHOAL_D_AMO_STD_TYPES(X) X(float, float) X(double, double)
+#define SHOAL_D_AMO_BIT_TYPES(X)                                                                                      \
+  X(unsigned int, uint) X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int32_t, int32) X(int64_t, int64) \
+  X(uint32_t, uint32) X(uint64_t, uint64)
+
+#define SHOAL_D_DEF_AMO_EXT(T, N)                                                                                     \
+  SHOAL_DAPI T shmem_##N##_atomic_fetch(const T *source, int pe)                                                      \
+      SHOAL_DBODY({ return shoal_d_amo((T *)source, SHOAL_D_FETCH, (T)0, (T)0, pe); })                                \
+  SHOAL_DAPI void shmem_##N##_atomic_set(T *dest, T value, int pe)                                                    \
+      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_SET, value, (T)0, pe); })                                               \
+  SHOAL_DAPI T shmem_##N##_atomic_swap(T *dest, T value, int pe)                                                      \
+      SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_SWAP, value, (T)0, pe); })
+#define SHOAL_D_DEF_AMO_STD(T, N)                                                                                     \
+  SHOAL_DAPI T shmem_##N##_atomic_compare_swap(T *dest, T cond, T value, int pe)                                      \
+      SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_CSWAP, value, cond, pe); })                                      \
+  SHOAL_DAPI T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe)                                                 \
+      SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_ADD, value, (T)0, pe); })                                        \
+  SHOAL_DAPI void shmem_##N##_atomic_add(T *dest, T value, int pe)                                                    \
+      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_ADD, value, (T)0, pe); })                                               \
+  SHOAL_DAPI T shmem_##N##_atomic_fetch_inc(T *dest, int pe)                                                          \
+      SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_ADD, (T)1, (T)0, pe); })                                         \
+  SHOAL_DAPI void shmem_##N##_atomic_inc(T *dest, int pe)                                                             \
+      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_ADD, (T)1, (T)0, pe); })
+#define SHOAL_D_DEF_AMO_BIT(T, N)                                                                                     \
+  SHOAL_DAPI T shmem_##N##_atomic_fetch_and(T *dest, T value, int pe)                                                 \
+      SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_AND, value, (T)0, pe); })                                        \
+  SHOAL_DAPI void shmem_##N##_atomic_and(T *dest, T value, int pe)                                                    \
+      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_AND, value, (T)0, pe); })                                               \
+  SHOAL_DAPI T shmem_##N##_atomic_fetch_or(T *dest, T value, int pe)                                                  \
+      SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_OR, value, (T)0, pe); })                                         \
+  SHOAL_DAPI void shmem_##N##_atomic_or(T *dest, T value, int pe)                                                     \
+      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_OR, value, (T)0, pe); })                                                \
+  SHOAL_DAPI T shmem_##N##_atomic_fetch_xor(T *dest, T value, int pe)                                                 \
+      SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_XOR, value, (T)0, pe); })                                        \
+  SHOAL_DAPI void shmem_##N##_atomic_xor(T *dest, T value, int pe)                                                    \
+      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_XOR, value, (T)0, pe); })
+#define SHOAL_D_DEF_AMO_EXT_NBI(T, N)                                                                                 \
+  SHOAL_DAPI void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe)                                      \
+      SHOAL_DBODY({ *fetch = shoal_d_amo((T *)source, SHOAL_D_FETCH, (T)0, (T)0, pe); })                              \
+  SHOAL_DAPI void shmem_##N##_atomic_swap_nbi(T *fetch, T *dest, T value, int pe)                                      \
+      SHOAL_DBODY({ *fetch = shoal_d_amo(dest, SHOAL_D_SWAP, value, (T)0, pe); })
+#define SHOAL_D_DEF_AMO_STD_NBI(T, N)                                                                                 \
+  SHOAL_DAPI void shmem_##N##_atomic_compare_swap_nbi(T *fetch, T *dest, T cond, T value, int pe)                      \
+      SHOAL_DBODY({ *fetch = shoal_d_amo(dest, SHOAL_D_CSWAP, value, cond, pe); })                                    \
+  SHOAL_DAPI void shmem_##N##_atomic_fetch_inc_nbi(T *fetch, T *dest, int pe)                                          \
+      SHOAL_DBODY({ *fetch = shoal_d_amo(dest, SHOAL_D_ADD, (T)1, (T)0, pe); })                                       \
+  SHOAL_DAPI void shmem_##N##_atomic_fetch_add_nbi(T *fetch, T *dest, T value, int pe)                                 \
+      SHOAL_DBODY({ *fetch = shoal_d_amo(dest, SHOAL_D_ADD, value, (T)0, pe); })
+#define SHOAL_D_DEF_AMO_BIT_NBI(T, N)                                                                                 \
+  SHOAL_DAPI void shmem_##N##_atomic_fetch_and_nbi(T *fetch, T *dest, T value, int pe)                                 \
+      SHOAL_DBODY({ *fetch = shoal_d_amo(dest, SHOAL_D_AND, value, (T)0, pe); })                                      \
+  SHOAL_DAPI void shmem_##N##_atomic_fetch_or_nbi(T *fetch, T *dest, T value, int pe)                                  \
+      SHOAL_DBODY({ *fetch = shoal_d_amo(dest, SHOAL_D_OR, value, (T)0, pe); })                                       \
+  SHOAL_DAPI void shmem_##N##_atomic_fetch_xor_nbi(T *fetch, T *dest, T value, int pe)                                 \
+      SHOAL_DBODY({ *fetch = shoal_d_amo(dest, SHOAL_D_XOR, value, (T)0, pe); })
+SHOAL_D_AMO_EXT_TYPES(SHOAL_D_DEF_AMO_EXT)
+SHOAL_D_AMO_EXT_TYPES(SHOAL_D_DEF_AMO_EXT_NBI)
+SHOAL_D_AMO_STD_TYPES(SHOAL_D_DEF_AMO_STD_NBI)
+SHOAL_D_AMO_BIT_TYPES(SHOAL_D_DEF_AMO_BIT_NBI)
+SHOAL_D_AMO_STD_TYPES(SHOAL_D_DEF_AMO_STD)
+SHOAL_D_AMO_BIT_TYPES(SHOAL_D_DEF_AMO_BIT)
+
+/* ---- point-to-point synchronization (spec 9.10): ivars are this PE's symmetric variables ---- */
+#define SHOAL_D_P2P_TYPES(X)                                                                                          \
+  X(short, short) X(int, int) X(long, long) X(long long, longlong) X(unsigned short, ushort) X(unsigned int, uint)   \
+  X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int32_t, int32) X(int64_t, int64) X(uint32_t, uint32)   \
+  X(uint64_t, uint64) X(size_t, size) X(ptrdiff_t, ptrdiff)
+#define SHOAL_D_DEF_P2P(T, N)                                                                                         \
+  SHOAL_DAPI void shmem_##N##_wait_until(T *ivar, int cmp, T cmp_value)                                               \
+      SHOAL_DBODY({ shoal_d_wait(ivar, cmp, cmp_value); })                                                            \
+  SHOAL_DAPI int shmem_##N##_test(T *ivar, int cmp, T cmp_value)                                                      \
+      SHOAL_DBODY({ return shoal_d_cmp(shoal_d_load_acquire(ivar), cmp, cmp_value); })
+SHOAL_D_P2P_TYPES(SHOAL_D_DEF_P2P)
+
+/* ---- barriers over all PEs: every thread of every block of the kernel calls them ---- */
+SHOAL_DAPI void shmem_barrier_all(void) SHOAL_DBODY({
+  __threadfence_system(); /* quiet */
+  shoal_d_grid_sync();
+  if (shoal_d_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) shoal_d_pe_barrier();
+  shoal_d_grid_sync();
+})
+SHOAL_DAPI void shmem_sync_all(void) SHOAL_DBODY({
+  shoal_d_grid_sync();
+  if (shoal_d_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) shoal_d_pe_barrier();
+  shoal_d_grid_sync();
+})
+/* Barrier over all PEs by one block of each PE's kernel (the others do not take part). */
+SHOAL_DX void shmemx_barrier_all_block(void) {
+  __threadfence_system();
+  __syncthreads();
+  if (shoal_d_tid() == 0) shoal_d_pe_barrier();
+  __syncthreads();
+}
+
+#if defined(__NVCC__)
+#pragma nv_diagnostic pop
+#endif
+
+#endif

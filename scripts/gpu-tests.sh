@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# gpu-tests.sh [BUILD_DIR] - run the GPU tests and the GPU benchmark on a machine with an NVIDIA GPU, from a build
+# directory made elsewhere (meson setup BUILD_DIR; ninja -C BUILD_DIR). Every test program runs at 2, 3, 4 and 8 PEs
+# sharing the GPU(s), under MPS when nvidia-cuda-mps-control is available (so that the PEs' kernels run at once;
+# without it they time-slice: slower, still correct). Prints one line per run and a summary line
+#   gpu-tests: P passed, F failed, S skipped of N runs
+# then perf/bench_gpu at 2 PEs. Exit status: 0 when nothing failed. Nothing outside /tmp is written.
+set -u
+B=${1:-build-gpu}
+OSHRUN=$B/runtime/oshrun
+T=$B/tests/gpu
+DEADLINE=${GPU_TESTS_DEADLINE:-380}   # seconds: no new run starts after this (the caller's limit is 420)
+PES=${GPU_TESTS_PES:-"2 3 4 8"}
+start=$(date +%s)
+pass=0 fail=0 skip=0 failed_runs=""
+
+elapsed() { echo $(($(date +%s) - start)); }
+echo "gpu-tests: $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname), build $B"
+nvidia-smi --query-gpu=index,name,pci.bus_id,driver_version,memory.total,compute_mode --format=csv,noheader 2>&1 |
+  sed 's/^/gpu-tests: GPU /'
+[ -x "$OSHRUN" ] || { echo "gpu-tests: $OSHRUN missing: build first"; exit 2; }
+
+# MPS: a control daemon of our own, in /tmp; stopped at the end.
+export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
+mps=no
+if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  [ -p "$CUDA_MPS_PIPE_DIRECTORY/control" ] && echo quit | nvidia-cuda-mps-control >/dev/null 2>&1 && sleep 1
+  if nvidia-cuda-mps-control -d; then
+    mps=yes
+    trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1' EXIT
+  fi
+fi
+# Probe: two PEs must find the GPU and map each other's heaps (IPC). If they cannot under MPS: without MPS.
+probe() { "$OSHRUN" -n 2 --timeout 60 "$T/gpu_bad" >/tmp/gpu-tests-probe.log 2>&1; }
+probe
+prc=$?
+if [ $prc -eq 77 ] && [ $mps = yes ]; then
+  echo "gpu-tests: no GPU seen under MPS (probe rc 77): stopping MPS, running without it"
+  echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+  trap - EXIT
+  mps="no (failed)"
+  sleep 1
+  probe
+  prc=$?
+fi
+echo "gpu-tests: MPS: $mps; probe (gpu_bad -n 2): rc $prc"
+[ $prc -ne 0 ] && sed 's/^/    | /' /tmp/gpu-tests-probe.log | tail -15
+
+# run NAME EXPECT(pass|fail) [VAR=VAL...] -- PES PROGRAM [ARGS]: one oshrun job, output kept in /tmp/gpu-tests.
+mkdir -p /tmp/gpu-tests
+run() {
+  local name=$1 expect=$2
+  shift 2
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local n=$1
+  shift
+  if [ "$(elapsed)" -ge "$DEADLINE" ]; then
+    echo "gpu-tests: SKIP $name -n $n (deadline)"
+    skip=$((skip + 1))
+    return
+  fi
+  local log=/tmp/gpu-tests/$name-$n.log t0 rc ms verdict
+  t0=$(date +%s%N)
+  env ${envs[@]+"${envs[@]}"} "$OSHRUN" -n "$n" --timeout 60 "$@" >"$log" 2>&1
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  if [ "$expect" = fail ]; then
+    # must stop the job with a one-line "shoal: PE n: routine: ..." message, not crash or hang
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 77 ] && grep -q '^shoal: PE [0-9]*: ' "$log"; then verdict=PASS
+    elif [ $rc -eq 77 ]; then verdict=SKIP
+    else verdict=FAIL; fi
+  else
+    case $rc in 0) verdict=PASS ;; 77) verdict=SKIP ;; *) verdict=FAIL ;; esac
+  fi
+  case $verdict in
+    PASS) pass=$((pass + 1)) ;;
+    SKIP) skip=$((skip + 1)) ;;
+    FAIL) fail=$((fail + 1)); failed_runs="$failed_runs $name-$n" ;;
+  esac
+  printf 'gpu-tests: %s %-22s -n %d  rc %3d  %6d ms  %s\n' "$verdict" "$name" "$n" "$rc" "$ms" \
+    "$(grep -h -m1 -E 'PASS|FAIL|SKIP|shoal: PE' "$log" | cut -c1-110)"
+  if [ $verdict = FAIL ]; then sed 's/^/    | /' "$log" | tail -15; fi
+}
+
+export SHOAL_DEVICE_SYMMETRIC_SIZE=256M
+# 1. a first look at 2 PEs with the runtime's own report (backend, device, heap)
+run gpu_host pass SHMEM_INFO=1 SHMEM_DEBUG=1 SHOAL_DEBUG_SUBSYS=gpu -- 2 "$T/gpu_host"
+grep -h -E '^shoal(\[| )' /tmp/gpu-tests/gpu_host-2.log | grep -v '^shoal: PE' | head -8 | sed 's/^/    | /'
+
+# 2. the benchmark (2 PEs on one GPU)
+bench() {
+  echo "gpu-tests: bench_gpu (oshrun -n 2, SHOAL_DEVICE_SYMMETRIC_SIZE=1G)"
+  SHOAL_DEVICE_SYMMETRIC_SIZE=1G timeout 150 "$OSHRUN" -n 2 --timeout 140 "$B/perf/bench_gpu" 2>&1 |
+    tee /tmp/gpu-tests/bench_gpu.log
+}
+[ -x "$B/perf/bench_gpu" ] && bench
+
+# 3. every test at every PE count
+for n in $PES; do
+  for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bad; do
+    run $t pass -- "$n" "$T/$t"
+  done
+  run gpu_host-heap-device pass SHOAL_HEAP=device -- "$n" "$T/gpu_host"
+  run gpu_host_amo pass -- "$n" "$T/gpu_host_amo"
+done
+# the tests that race the most, again at the largest count
+for i in 1 2 3; do
+  for t in gpu_signal gpu_barrier gpu_amo; do run $t-again$i pass -- 8 "$T/$t"; done
+done
+run gpu_fake pass -- 3 "$T/gpu_fake"
+run gpu_bad-badfree fail -- 2 "$T/gpu_bad" badfree
+run gpu_bad-badpe fail -- 2 "$T/gpu_bad" badpe
+grep -h '^shoal: PE' /tmp/gpu-tests/gpu_bad-badfree-2.log /tmp/gpu-tests/gpu_bad-badpe-2.log 2>/dev/null |
+  head -2 | sed 's/^/    | /'
+
+total=$((pass + fail + skip))
+echo "gpu-tests: $pass passed, $fail failed, $skip skipped of $total runs (MPS $mps, $(elapsed) s)${failed_runs:+; failed:$failed_runs}"
+[ $fail -eq 0 ]

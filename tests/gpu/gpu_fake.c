@@ -1,0 +1,240 @@
+/* gpu_fake.c - the host side of the GPU module (gpu.c) on any machine: a fake backend whose "device memory" is a
+ * memfd mapped by every PE (IPC handle = pid and descriptor), copies are memcpy and AMOs host atomics. It checks
+ * what the real backends rely on: the device heap exchange and peer table (state deltas reach each peer's heap),
+ * allocation routing (SHMEMX_MALLOC_DEVICE, SHOAL_HEAP=device), exhaustion, host RMA through the space's put/get
+ * (contiguous, strided, typed), the _on_stream forms, the barrier fallback, host AMOs, calloc/realloc/free. */
+#include "gpu.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef struct { int64_t pid, fd; uint64_t size; } fake_ipc_t;
+#define MAXMAP 64
+static struct { void *p; size_t n; int fd; } maps[MAXMAP];
+
+static void track(void *p, size_t n, int fd) {
+  for (int i = 0; i < MAXMAP; i++)
+    if (!maps[i].p) {
+      maps[i].p = p, maps[i].n = n, maps[i].fd = fd;
+      return;
+    }
+}
+static int find(void *p) {
+  for (int i = 0; i < MAXMAP; i++)
+    if (maps[i].p == p) return i;
+  return -1;
+}
+static shoal_status_t f_count(int *n) { return *n = 1, SHOAL_OK; }
+static shoal_status_t f_busid(int dev, char *b, size_t len) { return snprintf(b, len, "0000:00:00.0"), SHOAL_OK; }
+static shoal_status_t f_set(int dev) { return SHOAL_OK; }
+static shoal_status_t f_sms(int dev, int *n) { return *n = 4, SHOAL_OK; }
+static shoal_status_t f_alloc(void **p, size_t n) {
+  int fd = memfd_create("fake-gpu", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, (off_t)n)) return SHOAL_ERR;
+  void *q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (q == MAP_FAILED) return SHOAL_ERR;
+  track(q, n, fd);
+  *p = q;
+  return SHOAL_OK;
+}
+static shoal_status_t f_free(void *p) {
+  int i = find(p);
+  if (i < 0) return SHOAL_ERR;
+  munmap(p, maps[i].n);
+  if (maps[i].fd >= 0) close(maps[i].fd);
+  maps[i].p = NULL;
+  return SHOAL_OK;
+}
+static shoal_status_t f_ipc_get(void *p, shoal_gpu_ipc_t *h) {
+  int i = find(p);
+  fake_ipc_t f = {getpid(), maps[i].fd, maps[i].n};
+  memset(h, 0, sizeof *h);
+  memcpy(h->bytes, &f, sizeof f);
+  return SHOAL_OK;
+}
+static shoal_status_t f_ipc_open(const shoal_gpu_ipc_t *h, void **p) {
+  fake_ipc_t f;
+  char path[64];
+  memcpy(&f, h->bytes, sizeof f);
+  snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)f.pid, (int)f.fd);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  void *q = fd < 0 ? MAP_FAILED : mmap(NULL, f.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (fd >= 0) close(fd);
+  if (q == MAP_FAILED) return SHOAL_ERR;
+  track(q, f.size, -1);
+  *p = q;
+  return SHOAL_OK;
+}
+static shoal_status_t f_ipc_close(void *p) { return f_free(p); }
+static shoal_status_t f_memcpy(void *d, const void *s, size_t n, void *st) { return memcpy(d, s, n), SHOAL_OK; }
+static shoal_status_t f_memset(void *p, int v, size_t n, void *st) { return memset(p, v, n), SHOAL_OK; }
+static shoal_status_t f_stream_create(void **s) { return *s = (void *)1, SHOAL_OK; }
+static shoal_status_t f_ok1(void *s) { return SHOAL_OK; }
+static shoal_status_t f_ok0(void) { return SHOAL_OK; }
+static int amo_calls;
+static shoal_status_t f_amo(void *t, int op, size_t size, uint64_t v, uint64_t c, void *scratch, uint64_t *old,
+                            void *stream) {
+  amo_calls++;
+  uint64_t r = 0;
+#define F_AMO(T)                                                                                                      \
+  do {                                                                                                                 \
+    T *p = t, cc = (T)c;                                                                                               \
+    switch (op) {                                                                                                      \
+    case SHOAL_GPU_AMO_FETCH: r = __atomic_load_n(p, __ATOMIC_SEQ_CST); break;                                         \
+    case SHOAL_GPU_AMO_SET:                                                                                            \
+    case SHOAL_GPU_AMO_SWAP: r = __atomic_exchange_n(p, (T)v, __ATOMIC_SEQ_CST); break;                                \
+    case SHOAL_GPU_AMO_CSWAP: __atomic_compare_exchange_n(p, &cc, (T)v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);       \
+      r = cc; break;                                                                                                   \
+    case SHOAL_GPU_AMO_ADD: r = __atomic_fetch_add(p, (T)v, __ATOMIC_SEQ_CST); break;                                  \
+    case SHOAL_GPU_AMO_AND: r = __atomic_fetch_and(p, (T)v, __ATOMIC_SEQ_CST); break;                                  \
+    case SHOAL_GPU_AMO_OR: r = __atomic_fetch_or(p, (T)v, __ATOMIC_SEQ_CST); break;                                    \
+    default: r = __atomic_fetch_xor(p, (T)v, __ATOMIC_SEQ_CST);                                                        \
+    }                                                                                                                  \
+  } while (0)
+  if (size == 4) F_AMO(uint32_t); else F_AMO(uint64_t);
+  *old = r;
+  return SHOAL_OK;
+}
+static const shoal_gpu_ops_t fake = {
+  .size = sizeof(shoal_gpu_ops_t), .name = "fake", .device_count = f_count, .device_busid = f_busid,
+  .set_device = f_set, .sm_count = f_sms, .mem_alloc = f_alloc, .mem_free = f_free, .ipc_get = f_ipc_get,
+  .ipc_open = f_ipc_open, .ipc_close = f_ipc_close, .memcpy = f_memcpy, .memset = f_memset,
+  .stream_create = f_stream_create, .stream_destroy = f_ok1, .stream_sync = f_ok1, .device_sync = f_ok0,
+  .amo = f_amo,
+};
+
+static int fails, me;
+#define CHECK(c, ...)                                                                                                 \
+  do {                                                                                                                 \
+    if (!(c)) {                                                                                                        \
+      fails++;                                                                                                         \
+      fprintf(stderr, "PE %d: FAIL line %d: %s: ", me, __LINE__, #c);                                                  \
+      fprintf(stderr, __VA_ARGS__);                                                                                    \
+      fputc('\n', stderr);                                                                                             \
+    }                                                                                                                  \
+  } while (0)
+
+#define N 10007
+
+int main(void) {
+  setenv("SHOAL_DEVICE_SYMMETRIC_SIZE", "16M", 1);
+  shoal_gpu_test_backend = &fake;
+  shmem_init();
+  me = shmem_my_pe();
+  int n = shmem_n_pes(), next = (me + 1) % n, prev = (me + n - 1) % n;
+  const char *hk = getenv("SHOAL_HEAP");
+  bool dev_default = hk && !strcmp(hk, "device");
+  CHECK(shmemx_gpu_available() == 1, "fake GPU not in use");
+  size_t total, largest;
+  shmemx_device_heap_info(&total, &largest);
+  CHECK(total == (size_t)16 << 20 && largest == total, "heap %zu / %zu", total, largest);
+
+  unsigned char *d = shmem_malloc_with_hints(N, SHMEMX_MALLOC_DEVICE), *h = shmem_malloc(N);
+  CHECK(shoal_gpu_heap_owns(d), "SHMEMX_MALLOC_DEVICE gave %p outside the device heap", (void *)d);
+  CHECK(shoal_gpu_heap_owns(h) == dev_default, "shmem_malloc with SHOAL_HEAP=%s", hk ? hk : "(unset)");
+  CHECK(shmem_ptr(d, next) == NULL, "shmem_ptr of device memory");
+
+  /* the device state: heap_base + delta[p] is p's heap mapped here, where p's writes land */
+  shmemx_device_state_t st;
+  CHECK(shmemx_device_state_get(&st, sizeof st) == 0, "state");
+  CHECK(st.n_pes == n && st.my_pe == me && st.pes_per_gpu == n, "state PE %d/%d, %d per GPU", st.my_pe, st.n_pes,
+        st.pes_per_gpu);
+  CHECK((char *)d >= st.heap_base && (char *)d + N <= st.heap_base + st.heap_size, "d outside state heap");
+  CHECK(st.peer_delta && !memcmp(st.peer_delta, st.delta, sizeof(int64_t) * (size_t)n), "device copy of the table");
+  memset(d, me + 1, N); /* our "device" memory is host memory here */
+  shmem_barrier_all();
+  for (int p = 0; p < n; p++) {
+    unsigned char *q = d + st.delta[p];
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += q[i] != p + 1;
+    CHECK(!bad, "delta[%d] does not reach PE %d's heap (%d bytes)", p, p, bad);
+  }
+  shmem_barrier_all();
+
+  /* host RMA through the space */
+  unsigned char src[N], out[N];
+  for (int i = 0; i < N; i++) src[i] = (unsigned char)(i * 7 + me);
+  shmem_putmem(d, src, N, next);
+  shmem_barrier_all();
+  int bad = 0;
+  for (int i = 0; i < N; i++) bad += d[i] != (unsigned char)(i * 7 + prev);
+  CHECK(!bad, "putmem into device memory: %d bytes", bad);
+  shmem_getmem(out, d, N, next);
+  bad = 0;
+  for (int i = 0; i < N; i++) bad += out[i] != (unsigned char)(i * 7 + me);
+  CHECK(!bad, "getmem from device memory: %d bytes", bad);
+  long *dl = shmem_malloc_with_hints(sizeof(long) * 100, SHMEMX_MALLOC_DEVICE), lv[50];
+  for (int i = 0; i < 50; i++) lv[i] = me * 1000 + i;
+  shmem_long_iput(dl, lv, 2, 1, 50, next);
+  shmem_long_p(&dl[1], -me, next);
+  shmem_barrier_all();
+  bad = 0;
+  for (int i = 0; i < 50; i++) bad += shmem_long_g(&dl[2 * i], me) != prev * 1000 + i;
+  CHECK(!bad && dl[1] == -prev, "long iput / p into device memory: %d wrong, dl[1] %ld", bad, dl[1]);
+
+  /* _on_stream: device -> peer's host heap and back; barrier without a kernel falls back to the host barrier */
+  if (!dev_default) {
+    memset(h, 0, N);
+    shmem_barrier_all();
+    shmemx_putmem_on_stream(h, d, N, next, NULL);
+    shmemx_quiet_on_stream(NULL);
+    shmemx_barrier_all_on_stream(NULL);
+    bad = 0; /* h on us holds prev's d, which holds prev-1's pattern */
+    int pp = (prev + n - 1) % n;
+    for (int i = 0; i < N; i++) bad += h[i] != (unsigned char)(i * 7 + pp);
+    CHECK(!bad, "putmem_on_stream device -> host heap: %d bytes", bad);
+  }
+  memset(out, 0, N);
+  shmemx_getmem_on_stream(out, d, N, next, NULL);
+  bad = 0;
+  for (int i = 0; i < N; i++) bad += out[i] != (unsigned char)(i * 7 + me);
+  CHECK(!bad, "getmem_on_stream: %d bytes", bad);
+  shmem_barrier_all();
+
+  /* host AMOs */
+  uint64_t *ctr = shmem_malloc_with_hints(16, SHMEMX_MALLOC_DEVICE), old;
+  ctr[0] = ctr[1] = 0;
+  shmem_barrier_all();
+  for (int i = 0; i < 100; i++) CHECK(!shoal_gpu_amo("t", ctr, SHOAL_GPU_AMO_ADD, 8, 1, 0, &old, 0), "amo");
+  CHECK(!shoal_gpu_amo("t", &ctr[1], SHOAL_GPU_AMO_ADD, 4, 2, 0, &old, next), "amo 4");
+  CHECK(shoal_gpu_amo("t", h, SHOAL_GPU_AMO_ADD, 8, 1, 0, &old, 0) == (dev_default ? SHOAL_OK : SHOAL_ERR_INVAL),
+        "amo on the host heap must be refused");
+  CHECK(shoal_gpu_amo("t", (char *)ctr + 2, SHOAL_GPU_AMO_ADD, 4, 1, 0, &old, 0) == SHOAL_ERR_INVAL, "misaligned");
+  shmem_barrier_all();
+  if (me == 0) CHECK(ctr[0] == 100u * n, "amo total %llu", (unsigned long long)ctr[0]);
+  CHECK((uint32_t)ctr[1] == 2, "4-byte amo from PE %d: %u", prev, (unsigned)ctr[1]);
+
+  /* exhaustion, calloc, realloc, free */
+  CHECK(shmem_malloc_with_hints((size_t)17 << 20, SHMEMX_MALLOC_DEVICE) == NULL, "17 MiB from 16");
+  CHECK(shmem_malloc_with_hints(SIZE_MAX / 2, SHMEMX_MALLOC_DEVICE) == NULL, "SIZE_MAX / 2");
+  CHECK(shmem_malloc_with_hints(0, SHMEMX_MALLOC_DEVICE) == NULL, "size 0");
+  void *big = shmem_malloc_with_hints((size_t)8 << 20, SHMEMX_MALLOC_DEVICE);
+  CHECK(big != NULL, "8 MiB");
+  CHECK(shmem_malloc_with_hints((size_t)8 << 20, SHMEMX_MALLOC_DEVICE) == NULL, "second 8 MiB with less free");
+  shmem_free(big);
+  if (dev_default) {
+    unsigned char *z = shmem_calloc(N, 1);
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += z[i];
+    CHECK(shoal_gpu_heap_owns(z) && !bad, "calloc on the device heap");
+    shmem_free(z);
+  }
+  unsigned char *r = shmem_realloc(d, 3 * N);
+  CHECK(r && shoal_gpu_heap_owns(r), "realloc");
+  bad = 0;
+  for (int i = 0; i < N; i++) bad += r[i] != (unsigned char)(i * 7 + prev);
+  CHECK(!bad, "realloc lost %d bytes", bad);
+  shmem_free(r);
+  shmem_free(ctr);
+  shmem_free(dl);
+  shmem_free(h);
+  shmemx_device_heap_info(&total, &largest);
+  CHECK(largest == total, "everything freed: largest %zu of %zu", largest, total);
+  if (me == 0)
+    printf("gpu_fake: %s with %d PEs%s\n", fails ? "FAIL" : "PASS", n, dev_default ? " (SHOAL_HEAP=device)" : "");
+  shmem_finalize();
+  return fails ? 1 : 0;
+}
