@@ -1,0 +1,43 @@
+/* amo.h - internal: the address an atomic operates on (amo.c, p2p.c, lock.c). Never installed. */
+#ifndef SHOAL_AMO_H
+#define SHOAL_AMO_H
+#include "shoal.h"
+
+/* Slow path of shoal_amo_addr: other spaces, or a fatal error naming routine and argument. */
+void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr, size_t size, int pe);
+
+/* Static data (global and static variables) as a second inline case: base, size and deltas of its space; a size of
+ * 0 (static data not symmetric) never matches. */
+static inline __attribute__((always_inline)) bool shoal_in_static(const void *addr, size_t size, size_t align) {
+  const shoal_space_t *s = &shoal_g.space[SHOAL_SPACE_STATIC];
+  uintptr_t off = (uintptr_t)addr - s->base;
+  return off < s->size && size <= s->size - off && !((uintptr_t)addr & (align - 1));
+}
+
+/* pe's instance of the symmetric object addr (size bytes, a power of two, naturally aligned) as an address in this
+ * process, ready for __atomic builtins. Checks init and pe. Host heap and static data: a few compares and one add;
+ * anything else goes to the slow path, which is fatal for non-symmetric, misaligned or non-host memory. */
+static inline __attribute__((always_inline)) void *shoal_amo_addr(const char *routine, const char *arg,
+                                                                  const void *addr, size_t size, int pe) {
+  SHOAL_CHECK_INIT(routine);
+  SHOAL_CHECK_PE(routine, pe);
+  uintptr_t off = (uintptr_t)addr - (uintptr_t)shoal_g.heap_base; /* the heap base is page aligned */
+  if (SHOAL_LIKELY(off <= shoal_g.heap_size - size && !(off & (size - 1))))
+    return (char *)addr + shoal_g.heap_delta[pe];
+  if (shoal_in_static(addr, size, size)) return (char *)addr + shoal_g.space[SHOAL_SPACE_STATIC].delta[pe];
+  return shoal_amo_addr_slow(routine, arg, addr, size, pe);
+}
+
+/* A local symmetric object that this PE polls (wait/test/signal): fatal unless [addr, addr + size) is symmetric host
+ * memory aligned to align. Checks init. */
+void shoal_p2p_check_slow(const char *routine, const char *arg, const void *addr, size_t size, size_t align);
+static inline __attribute__((always_inline)) void shoal_p2p_check(const char *routine, const char *arg,
+                                                                  const void *addr, size_t size, size_t align) {
+  SHOAL_CHECK_INIT(routine);
+  uintptr_t off = (uintptr_t)addr - (uintptr_t)shoal_g.heap_base;
+  if (SHOAL_UNLIKELY(!(off < shoal_g.heap_size && size <= shoal_g.heap_size - off && !(off & (align - 1)))) &&
+      !shoal_in_static(addr, size, align))
+    shoal_p2p_check_slow(routine, arg, addr, size, align);
+}
+
+#endif

@@ -1,0 +1,43 @@
+/* lock.c - distributed locks (spec 9.12): a FIFO ticket lock in PE 0's copy of the symmetric long.
+ *
+ * The 64-bit word holds two 32-bit counters: "next" (high half: the ticket the next arrival takes) and "serving" (low
+ * half: the ticket that holds the lock). set_lock takes a ticket with one fetch_add on the high half (a carry out of
+ * the top is lost harmlessly) and waits until serving reaches it; clear_lock advances serving with a compare-and-swap
+ * that leaves the high half alone. Tickets are served in arrival order, so no PE starves; waiting yields the CPU after
+ * a short spin (SHOAL_WAIT_WHILE). A zero word is a free lock, as the spec requires. */
+#include "amo.h"
+
+_Static_assert(sizeof(long) == sizeof(uint64_t), "the lock word is a 64-bit long");
+
+#define TICKET_ONE ((uint64_t)1 << 32)
+static inline uint32_t next_of(uint64_t w) { return (uint32_t)(w >> 32); }
+static inline uint32_t serving_of(uint64_t w) { return (uint32_t)w; }
+
+/* PE 0's lock word, fatal if lock is not a symmetric, aligned long in host memory. */
+static uint64_t *lock_word(const char *routine, long *lock) {
+  return shoal_amo_addr(routine, "lock", lock, sizeof(long), 0);
+}
+
+void shmem_set_lock(long *lock) {
+  uint64_t *w = lock_word("shmem_set_lock", lock);
+  uint32_t ticket = next_of(__atomic_fetch_add(w, TICKET_ONE, __ATOMIC_ACQUIRE));
+  SHOAL_WAIT_WHILE(serving_of(__atomic_load_n(w, __ATOMIC_ACQUIRE)) != ticket);
+}
+
+int shmem_test_lock(long *lock) {
+  uint64_t *w = lock_word("shmem_test_lock", lock);
+  uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED);
+  if (next_of(old) != serving_of(old)) return 1; /* held (or waited for) */
+  return __atomic_compare_exchange_n(w, &old, old + TICKET_ONE, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED) ? 0 : 1;
+}
+
+void shmem_clear_lock(long *lock) {
+  uint64_t *w = lock_word("shmem_clear_lock", lock);
+  shmem_quiet(); /* the holder's puts and AMOs complete before the next holder enters */
+  uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), upd;
+  do {
+    if (next_of(old) == serving_of(old))
+      shoal_fatal("shmem_clear_lock", "lock %p is not held by any PE", (void *)lock);
+    upd = (old & ~(uint64_t)UINT32_MAX) | (uint32_t)(serving_of(old) + 1);
+  } while (!__atomic_compare_exchange_n(w, &old, upd, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
