@@ -1,6 +1,8 @@
 /* rma.c - put/get in every typed, sized and byte form (spec 9.5). On one node a put is a copy into the peer's heap
  * mapping found with one add (shoal_xlate); blocking and nbi forms both complete before returning. */
 #include "shoal.h"
+#include "amo.h" /* shoal_in_static */
+#include "ctx.h" /* shoal_ctx_pe: team contexts take team PE numbers */
 
 /* Spaces that cannot be addressed by load/store (GPU memory, process_vm): their put/get slot, or fatal. */
 static void put_slow(const char *routine, void *dest, const void *src, size_t n, int pe) {
@@ -39,6 +41,8 @@ static inline __attribute__((always_inline)) void rma_put(const char *routine, v
   if (SHOAL_UNLIKELY(!n)) return; /* zero length: a valid no-op, even with NULL pointers */
   if (SHOAL_LIKELY(in_host_heap(dest, n)))
     memcpy((char *)dest + shoal_g.heap_delta[pe], src, n);
+  else if (shoal_in_static(dest, n, 1))
+    memcpy((char *)dest + shoal_g.space[SHOAL_SPACE_STATIC].delta[pe], src, n);
   else
     put_slow(routine, dest, src, n, pe);
 }
@@ -50,6 +54,8 @@ static inline __attribute__((always_inline)) void rma_get(const char *routine, v
   if (SHOAL_UNLIKELY(!n)) return;
   if (SHOAL_LIKELY(in_host_heap(src, n)))
     memcpy(dest, (const char *)src + shoal_g.heap_delta[pe], n);
+  else if (shoal_in_static(src, n, 1))
+    memcpy(dest, (const char *)src + shoal_g.space[SHOAL_SPACE_STATIC].delta[pe], n);
   else
     get_slow(routine, dest, src, n, pe);
 }
@@ -114,7 +120,7 @@ static void rma_strided(const char *routine, bool put, void *dest, const void *s
   }                                                                                                                    \
   void shmem_ctx_##OP(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe) {                       \
     SHOAL_CHECK_CTX("shmem_ctx_" #OP, ctx);                                                                           \
-    FN("shmem_ctx_" #OP, dest, source, nelems, pe);                                                                   \
+    FN("shmem_ctx_" #OP, dest, source, nelems, shoal_ctx_pe("shmem_ctx_" #OP, ctx, pe));                                                                   \
   }
 SHOAL_DEF_MEM(putmem, rma_put)
 SHOAL_DEF_MEM(putmem_nbi, rma_put)
@@ -128,14 +134,14 @@ SHOAL_DEF_MEM(getmem_nbi, rma_get)
   }                                                                                                                    \
   void shmem_ctx_##OP##S(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe) {                    \
     SHOAL_CHECK_CTX("shmem_ctx_" #OP #S, ctx);                                                                        \
-    FN("shmem_ctx_" #OP #S, dest, source, nbytes_of("shmem_ctx_" #OP #S, nelems, S / 8), pe);                         \
+    FN("shmem_ctx_" #OP #S, dest, source, nbytes_of("shmem_ctx_" #OP #S, nelems, S / 8), shoal_ctx_pe("shmem_ctx_" #OP #S, ctx, pe));                         \
   }                                                                                                                    \
   void shmem_##OP##S##_nbi(void *dest, const void *source, size_t nelems, int pe) {                                   \
     FN("shmem_" #OP #S "_nbi", dest, source, nbytes_of("shmem_" #OP #S "_nbi", nelems, S / 8), pe);                   \
   }                                                                                                                    \
   void shmem_ctx_##OP##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe) {              \
     SHOAL_CHECK_CTX("shmem_ctx_" #OP #S "_nbi", ctx);                                                                 \
-    FN("shmem_ctx_" #OP #S "_nbi", dest, source, nbytes_of("shmem_ctx_" #OP #S "_nbi", nelems, S / 8), pe);           \
+    FN("shmem_ctx_" #OP #S "_nbi", dest, source, nbytes_of("shmem_ctx_" #OP #S "_nbi", nelems, S / 8), shoal_ctx_pe("shmem_ctx_" #OP #S "_nbi", ctx, pe));           \
   }
 #define SHOAL_DEF_SIZED(S)                                                                                            \
   SHOAL_DEF_SIZED_OP(S, put, rma_put)                                                                                 \
@@ -146,7 +152,7 @@ SHOAL_DEF_MEM(getmem_nbi, rma_get)
   void shmem_ctx_iput##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,               \
                          size_t nelems, int pe) {                                                                     \
     SHOAL_CHECK_CTX("shmem_ctx_iput" #S, ctx);                                                                        \
-    rma_strided("shmem_ctx_iput" #S, true, dest, source, dst, sst, nelems, S / 8, pe);                                \
+    rma_strided("shmem_ctx_iput" #S, true, dest, source, dst, sst, nelems, S / 8, shoal_ctx_pe("shmem_ctx_iput" #S, ctx, pe));                                \
   }                                                                                                                    \
   void shmem_iget##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {           \
     rma_strided("shmem_iget" #S, false, dest, source, dst, sst, nelems, S / 8, pe);                                   \
@@ -154,7 +160,7 @@ SHOAL_DEF_MEM(getmem_nbi, rma_get)
   void shmem_ctx_iget##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,               \
                          size_t nelems, int pe) {                                                                     \
     SHOAL_CHECK_CTX("shmem_ctx_iget" #S, ctx);                                                                        \
-    rma_strided("shmem_ctx_iget" #S, false, dest, source, dst, sst, nelems, S / 8, pe);                               \
+    rma_strided("shmem_ctx_iget" #S, false, dest, source, dst, sst, nelems, S / 8, shoal_ctx_pe("shmem_ctx_iget" #S, ctx, pe));                               \
   }
 SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
 
@@ -165,7 +171,7 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   }                                                                                                                    \
   void shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe) {                       \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_" #OP, ctx);                                                                    \
-    FN("shmem_ctx_" #N "_" #OP, dest, source, nbytes_of("shmem_ctx_" #N "_" #OP, nelems, sizeof(T)), pe);             \
+    FN("shmem_ctx_" #N "_" #OP, dest, source, nbytes_of("shmem_ctx_" #N "_" #OP, nelems, sizeof(T)), shoal_ctx_pe("shmem_ctx_" #N "_" #OP, ctx, pe));             \
   }
 #define SHOAL_DEF_TYPED(T, N)                                                                                         \
   SHOAL_DEF_TYPED_OP(T, N, put, rma_put)                                                                              \
@@ -175,7 +181,7 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   void shmem_##N##_p(T *dest, T value, int pe) { rma_put("shmem_" #N "_p", dest, &value, sizeof(T), pe); }            \
   void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe) {                                                 \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_p", ctx);                                                                       \
-    rma_put("shmem_ctx_" #N "_p", dest, &value, sizeof(T), pe);                                                       \
+    rma_put("shmem_ctx_" #N "_p", dest, &value, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_p", ctx, pe));                                                       \
   }                                                                                                                    \
   T shmem_##N##_g(const T *source, int pe) {                                                                          \
     T v;                                                                                                               \
@@ -185,7 +191,7 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe) {                                                     \
     T v;                                                                                                               \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_g", ctx);                                                                       \
-    rma_get("shmem_ctx_" #N "_g", &v, source, sizeof(T), pe);                                                         \
+    rma_get("shmem_ctx_" #N "_g", &v, source, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_g", ctx, pe));                                                         \
     return v;                                                                                                          \
   }                                                                                                                    \
   void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {              \
@@ -194,7 +200,7 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   void shmem_ctx_##N##_iput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,   \
                             int pe) {                                                                                 \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_iput", ctx);                                                                    \
-    rma_strided("shmem_ctx_" #N "_iput", true, dest, source, dst, sst, nelems, sizeof(T), pe);                        \
+    rma_strided("shmem_ctx_" #N "_iput", true, dest, source, dst, sst, nelems, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_iput", ctx, pe));                        \
   }                                                                                                                    \
   void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {              \
     rma_strided("shmem_" #N "_iget", false, dest, source, dst, sst, nelems, sizeof(T), pe);                           \
@@ -202,6 +208,6 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   void shmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,   \
                             int pe) {                                                                                 \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_iget", ctx);                                                                    \
-    rma_strided("shmem_ctx_" #N "_iget", false, dest, source, dst, sst, nelems, sizeof(T), pe);                       \
+    rma_strided("shmem_ctx_" #N "_iget", false, dest, source, dst, sst, nelems, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_iget", ctx, pe));                       \
   }
 SHOAL_RMA_TYPES(SHOAL_DEF_TYPED)
