@@ -45,6 +45,14 @@ static const env_var_t env_table[] = {
   {"SHOAL_COLL_REDUCE_ALGO", ENV_STR, "auto", F(coll_algo[4]), "auto or an algorithm name", "reduction algorithm"},
   {"SHOAL_COLL_COLLECT_ALGO", ENV_STR, "auto", F(coll_algo[5]), "auto or an algorithm name", "collect algorithm"},
   {"SHOAL_COLL_VARIANT", ENV_ENUM, "hoisted", F(coll_variant), "hoisted|naive", "GPU collective kernel variant"},
+  {"SHOAL_COLL_GPU_G", ENV_ENUM, "auto", F(coll_gpu_g), "auto|1|2|4|8",
+   "GPU fcollect/alltoall: destinations stored together (auto: fcollect min(W, 8), alltoall 2)"},
+  {"SHOAL_COLL_GPU_SMS", ENV_LONG, "-1", F(coll_gpu_sms), "-1 (auto: every multiprocessor) or a count >= 1",
+   "GPU fcollect/alltoall: blocks of the persistent grid (COMM_SMS)"},
+  {"SHOAL_COLL_GPU_TILE", ENV_SIZE, "0", F(coll_gpu_tile), "0 (auto) or bytes, a multiple of 16, with k/K/m/M suffix",
+   "GPU fcollect/alltoall: bytes per tile"},
+  {"SHOAL_COLL_GPU_SYNC", ENV_ENUM, "auto", F(coll_gpu_sync), "auto|device|host",
+   "GPU fcollect/alltoall completion: device flags in the kernel, or host barrier (auto: device under MPS or one PE per GPU)"},
 };
 #undef F
 

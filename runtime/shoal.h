@@ -69,6 +69,10 @@ typedef struct shoal_env {
   size_t device_symmetric_size; /* SHOAL_DEVICE_SYMMETRIC_SIZE */
   char coll_algo[6][16];   /* SHOAL_COLL_{BARRIER,BCAST,FCOLLECT,ALLTOALL,REDUCE,COLLECT}_ALGO */
   char coll_variant[16];   /* SHOAL_COLL_VARIANT: GPU kernels naive | hoisted */
+  char coll_gpu_g[8];      /* SHOAL_COLL_GPU_G: auto | 1 | 2 | 4 | 8 */
+  long coll_gpu_sms;       /* SHOAL_COLL_GPU_SMS: -1 = auto */
+  size_t coll_gpu_tile;    /* SHOAL_COLL_GPU_TILE: bytes, 0 = auto */
+  char coll_gpu_sync[8];   /* SHOAL_COLL_GPU_SYNC: auto | device | host */
 } shoal_env_t;
 extern shoal_env_t shoal_env;
 /* Parse every variable once from getenv; on a bad value fills err (variable, value, what is accepted). */

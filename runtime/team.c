@@ -1,8 +1,372 @@
-/* team.c - predefined teams (placeholder until the teams module lands). */
-#include "shoal.h"
+/* team.c - teams (spec 9.4): the predefined teams, splits, queries, destroy, team contexts, and the team slots that
+ * hold every team's flags and scratch (model in collectives/coll.h). */
+#include "coll.h"
+#include "ctx.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 shmem_team_t SHMEM_TEAM_WORLD = SHMEM_TEAM_INVALID;
 shmem_team_t SHMEM_TEAM_SHARED = SHMEM_TEAM_INVALID;
 
-shoal_status_t shoal_team_init(void) { return SHOAL_OK; }
-void shoal_team_fini(void) {}
+static shoal_team_t world_obj, shared_obj;
+
+/* Team slots: per slot, the flag cells (one per possible sender), the pub cell, and the scratch. */
+static struct {
+  _Atomic uint64_t *flags, *pub;
+  char *scratch;
+  size_t scratch_size;
+} slots[SHOAL_TEAM_SLOTS];
+static bool slot_used[SHOAL_TEAM_SLOTS];   /* a team of this PE holds the slot */
+static uint64_t slot_hw[SHOAL_TEAM_SLOTS]; /* highest signal value a team of this PE used in the slot */
+static int flag_stride;                    /* uint64 units between cells: a cache line when affordable */
+static uint64_t *split_buf;                /* symmetric: the slot table reduced over the parent at a split */
+_Atomic uint64_t *shoal_coll_dbg;          /* symmetric: SHMEM_DEBUG argument checks (coll_core.c) */
+bool shoal_coll_oversubscribed;
+
+#define TOP_BIT ((uint64_t)1 << 63)
+
+/* Arrays of a team for n members, in one block. */
+static shoal_status_t team_arrays(shoal_team_t *t, int n) {
+  if (t->cap >= n) return SHOAL_OK;
+  free(t->delta); /* the block */
+  size_t un = (size_t)n;
+  char *b = malloc(un * (sizeof(int) + 4 * sizeof(ptrdiff_t) + sizeof(void *)) + (un + 1) * sizeof(size_t));
+  if (!b) return SHOAL_ERR_NOMEM;
+  t->delta = (ptrdiff_t *)b;
+  t->adelta = t->delta + un; /* an active set's cdelta */
+  t->tdelta[0] = t->adelta + un;
+  t->tdelta[1] = t->tdelta[0] + un;
+  t->rflag = (_Atomic uint64_t **)(t->tdelta[1] + un);
+  t->offs = (size_t *)(t->rflag + un);
+  t->world = (int *)(t->offs + un + 1);
+  t->cap = n;
+  return SHOAL_OK;
+}
+
+static void team_free(shoal_team_t *t) {
+  free(t->delta);
+  t->delta = NULL;
+  t->world = NULL;
+  t->cap = 0;
+}
+
+/* Fill a team on slot with members wstart + i * wstride; rank is this PE's number. */
+static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstride, int size, int rank,
+                                 uint64_t seq) {
+  if (team_arrays(t, size)) return SHOAL_ERR_NOMEM;
+  t->aset = false;
+  t->slot = slot;
+  t->size = size;
+  t->rank = rank;
+  t->wstart = wstart;
+  t->wstride = size > 1 ? wstride : 1;
+  t->fstride = flag_stride;
+  t->flag = slots[slot].flags;
+  t->pub = slots[slot].pub;
+  t->scratch = slots[slot].scratch;
+  t->scratch_size = slots[slot].scratch_size;
+  t->seq = seq;
+  t->round = 0;
+  t->psync = NULL;
+  t->cdelta = t->delta;
+  for (int r = 0; r < size; r++) {
+    t->world[r] = wstart + r * wstride;
+    t->delta[r] = shoal_g.heap_delta[t->world[r]];
+    t->rflag[r] = (_Atomic uint64_t *)((char *)(t->flag + (size_t)rank * (size_t)flag_stride) + t->delta[r]);
+  }
+  t->config = (shmem_team_config_t){0};
+  t->config_mask = 0;
+  t->magic = SHOAL_TEAM_MAGIC;
+  return SHOAL_OK;
+}
+
+shoal_status_t shoal_team_init(void) {
+  int n = shoal_g.npes;
+  cpu_set_t cpus;
+  int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) ? (int)sysconf(_SC_NPROCESSORS_ONLN) : CPU_COUNT(&cpus);
+  shoal_coll_oversubscribed = shoal_g.boot.local_size > ncpu;
+  flag_stride = n <= 64 ? SHOAL_CACHELINE / 8 : 1;
+  for (int s = 0; s < SHOAL_TEAM_SLOTS; s++) {
+    size_t sz = s == 0 ? SHOAL_TEAM_SCRATCH_WORLD : s == 1 ? SHOAL_TEAM_SCRATCH_SHARED : SHOAL_TEAM_SCRATCH_USER;
+    slots[s].flags = shoal_internal_alloc((size_t)n * (size_t)flag_stride * 8, SHOAL_CACHELINE);
+    slots[s].pub = shoal_internal_alloc(SHOAL_CACHELINE, SHOAL_CACHELINE);
+    slots[s].scratch = shoal_internal_alloc(sz, SHOAL_CACHELINE);
+    slots[s].scratch_size = sz;
+    slot_used[s] = s < 2;
+    slot_hw[s] = 0;
+  }
+  split_buf = shoal_internal_alloc(SHOAL_TEAM_SLOTS * sizeof(uint64_t), SHOAL_CACHELINE);
+  shoal_coll_dbg = shoal_internal_alloc(SHOAL_CACHELINE, SHOAL_CACHELINE);
+  /* Every PE of this node shares memory with every other (one node): SHARED has the same members as WORLD. */
+  if (team_setup(&world_obj, 0, 0, 1, n, shoal_g.me, 0) || team_setup(&shared_obj, 1, 0, 1, n, shoal_g.me, 0))
+    return SHOAL_ERR_NOMEM;
+  world_obj.predefined = shared_obj.predefined = true;
+  SHMEM_TEAM_WORLD = &world_obj;
+  SHMEM_TEAM_SHARED = &shared_obj;
+  SHOAL_DEBUG(SHOAL_SUB_COLL, "%d team slots, %zu B of scratch for WORLD, flag cells %d B apart", SHOAL_TEAM_SLOTS,
+              (size_t)SHOAL_TEAM_SCRATCH_WORLD, flag_stride * 8);
+  return SHOAL_OK;
+}
+
+/* Destroyed teams keep their (small) header for a while so that a late use is reported, not a crash. */
+#define QUARANTINE 64
+static shoal_team_t *quarantine[QUARANTINE];
+static unsigned quarantine_next;
+static _Thread_local shoal_team_t aset_obj; /* per thread: threads may run active-set collectives at once */
+
+void shoal_team_fini(void) {
+  for (int i = 0; i < QUARANTINE; i++) {
+    free(quarantine[i]);
+    quarantine[i] = NULL;
+  }
+  team_free(&world_obj);
+  team_free(&shared_obj);
+  team_free(&aset_obj);
+  world_obj.magic = shared_obj.magic = aset_obj.magic = 0;
+  aset_obj.psync = NULL;
+}
+
+_Noreturn void shoal_team_invalid(const char *routine, shmem_team_t team) {
+  const shoal_team_t *t = (const shoal_team_t *)team;
+  if (!t) shoal_fatal(routine, "team: SHMEM_TEAM_INVALID passed where a valid team is required");
+  if (t->magic == SHOAL_TEAM_DEAD) shoal_fatal(routine, "team %p: used after shmem_team_destroy", (void *)team);
+  shoal_fatal(routine, "team %p: not a team handle (never created, or corrupted)", (void *)team);
+}
+
+shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *pSync, const char *routine) {
+  SHOAL_CHECK_INIT(routine);
+  shoal_team_t *t = &aset_obj;
+  if (SHOAL_LIKELY(t->magic == SHOAL_TEAM_MAGIC && t->psync == pSync && t->wstart == PE_start &&
+                   t->size == PE_size && t->wstride == (1 << (logPE_stride & 31)) && logPE_stride >= 0 &&
+                   logPE_stride < 31))
+    return t;
+  int n = shoal_g.npes, me = shoal_g.me;
+  if (PE_start < 0 || PE_start >= n) shoal_fatal(routine, "PE_start %d out of range [0, %d)", PE_start, n);
+  if (logPE_stride < 0 || logPE_stride > 30) shoal_fatal(routine, "logPE_stride %d out of range [0, 30]", logPE_stride);
+  if (PE_size < 1 || PE_size > SHOAL_ASET_MAX)
+    shoal_fatal(routine, "PE_size %d out of range [1, %d] (active sets are limited to SHMEM_SYNC_SIZE - 1 PEs)",
+                PE_size, SHOAL_ASET_MAX);
+  long long stride = 1LL << logPE_stride, last = PE_start + (PE_size - 1) * stride;
+  if (last >= n)
+    shoal_fatal(routine, "PE_size: active set (PE_start %d, logPE_stride %d, PE_size %d) ends at PE %lld, past the "
+                "last PE %d", PE_start, logPE_stride, PE_size, last, n - 1);
+  long long d = me - PE_start;
+  if (d < 0 || d % stride || d / stride >= PE_size)
+    shoal_fatal(routine, "PE_start: this PE is not in the active set (PE_start %d, logPE_stride %d, PE_size %d)",
+                PE_start, logPE_stride, PE_size);
+  if (!pSync) shoal_fatal(routine, "pSync: NULL");
+  size_t off;
+  shoal_space_t *s = shoal_space_find(pSync, SHMEM_SYNC_SIZE * sizeof(long), &off);
+  if (!s) shoal_xlate_slow(pSync, SHMEM_SYNC_SIZE * sizeof(long), me, routine, "pSync"); /* fatal, with the reason */
+  if (!s->delta || s->device) shoal_fatal(routine, "pSync %p: must be host memory (it is in %s)", (void *)pSync, s->name);
+  if (team_arrays(t, PE_size)) shoal_fatal(routine, "out of memory for a %d-PE active set", PE_size);
+  t->aset = true;
+  t->slot = -1;
+  t->size = PE_size;
+  t->rank = (int)(d / stride);
+  t->wstart = PE_start;
+  t->wstride = (int)stride;
+  t->fstride = 1;
+  t->psync = pSync;
+  t->flag = (_Atomic uint64_t *)pSync;
+  t->pub = (_Atomic uint64_t *)(pSync + SHMEM_SYNC_SIZE - 1);
+  t->scratch = NULL;
+  t->scratch_size = 0;
+  t->cdelta = t->adelta;
+  for (int r = 0; r < PE_size; r++) {
+    t->world[r] = PE_start + r * (int)stride;
+    t->delta[r] = shoal_g.heap_delta[t->world[r]];
+    t->cdelta[r] = s->delta[t->world[r]];
+    t->rflag[r] = (_Atomic uint64_t *)((char *)(pSync + t->rank) + t->cdelta[r]);
+  }
+  t->magic = SHOAL_TEAM_MAGIC;
+  return t;
+}
+
+/* ---- queries ---- */
+
+int shmem_team_my_pe(shmem_team_t team) {
+  SHOAL_CHECK_INIT("shmem_team_my_pe");
+  if (team == SHMEM_TEAM_INVALID) return -1;
+  return shoal_team_get(team, "shmem_team_my_pe")->rank;
+}
+
+int shmem_team_n_pes(shmem_team_t team) {
+  SHOAL_CHECK_INIT("shmem_team_n_pes");
+  if (team == SHMEM_TEAM_INVALID) return -1;
+  return shoal_team_get(team, "shmem_team_n_pes")->size;
+}
+
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config) {
+  SHOAL_CHECK_INIT("shmem_team_get_config");
+  if (team == SHMEM_TEAM_INVALID || !config) return -1;
+  shoal_team_t *t = shoal_team_get(team, "shmem_team_get_config");
+  if (config_mask & SHMEM_TEAM_NUM_CONTEXTS) config->num_contexts = t->config.num_contexts;
+  return 0;
+}
+
+/* Team number of world PE w, or -1. */
+static int team_rank_of(const shoal_team_t *t, int w) {
+  long long d = (long long)w - t->wstart;
+  if (d % t->wstride) return -1;
+  d /= t->wstride;
+  return d >= 0 && d < t->size ? (int)d : -1;
+}
+
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team) {
+  SHOAL_CHECK_INIT("shmem_team_translate_pe");
+  if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID) return -1;
+  shoal_team_t *s = shoal_team_get(src_team, "shmem_team_translate_pe");
+  shoal_team_t *d = shoal_team_get(dest_team, "shmem_team_translate_pe");
+  if (src_pe < 0 || src_pe >= s->size) return -1;
+  return team_rank_of(d, s->world[src_pe]);
+}
+
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe) {
+  SHOAL_CHECK_INIT("shmem_team_ptr");
+  if (team == SHMEM_TEAM_INVALID) return NULL;
+  shoal_team_t *t = shoal_team_get(team, "shmem_team_ptr");
+  if (pe < 0 || pe >= t->size) return NULL;
+  return shmem_ptr(dest, t->world[pe]);
+}
+
+/* ---- creation ---- */
+
+static void u64_max(void *o, const void *a, const void *b, size_t n) {
+  uint64_t *x = o;
+  const uint64_t *y = a, *z = b;
+  for (size_t i = 0; i < n; i++) x[i] = y[i] > z[i] ? y[i] : z[i];
+}
+
+typedef struct {
+  int start, stride, size; /* parent team numbers start + i * stride, i < size; size 0: not a member */
+  const shmem_team_config_t *config;
+  long mask;
+  shmem_team_t *out;
+} team_spec_t;
+
+/* Collective over p: create nnew teams (spec[k] describes the caller's k-th new team). Every new team takes a slot
+ * that no member of p holds: one max-reduction over p of the slot table (bit 63: held; low bits: highest signal
+ * value used), so members agree on the slots and start above every stale value in their flag cells. */
+static int team_create(shoal_team_t *p, const char *routine, int nnew, team_spec_t *spec) {
+  for (int s = 0; s < SHOAL_TEAM_SLOTS; s++) split_buf[s] = slot_hw[s] | (slot_used[s] ? TOP_BIT : 0);
+  shoal_coll_reduce(p, split_buf, split_buf, SHOAL_TEAM_SLOTS, sizeof(uint64_t), u64_max, routine);
+  int chosen[2], nfound = 0;
+  for (int s = 2; s < SHOAL_TEAM_SLOTS && nfound < nnew; s++)
+    if (!(split_buf[s] & TOP_BIT)) chosen[nfound++] = s;
+  for (int k = 0; k < nnew; k++) *spec[k].out = SHMEM_TEAM_INVALID;
+  if (nfound < nnew) { /* the same on every PE of the parent */
+    if (p->rank == 0)
+      shoal_warn("%s: no free team slot: at most %d teams sharing a PE with this parent team may exist at once "
+                 "(destroy unused teams)", routine, SHOAL_TEAM_SLOTS - 2);
+    return -1;
+  }
+  for (int k = 0; k < nnew; k++) {
+    team_spec_t *sp = &spec[k];
+    if (!sp->size) continue;
+    int myrank = (p->rank - sp->start) / (sp->stride ? sp->stride : 1);
+    shoal_team_t *t = calloc(1, sizeof *t);
+    int wstart = p->world[sp->start], wstride = p->wstride * sp->stride;
+    if (!t || team_setup(t, chosen[k], wstart, wstride, sp->size, myrank, split_buf[chosen[k]])) {
+      /* Cannot happen on one PE only without the others knowing; out of memory here is fatal. */
+      shoal_fatal(routine, "out of memory for a %d-PE team", sp->size);
+    }
+    if (sp->config && (sp->mask & SHMEM_TEAM_NUM_CONTEXTS)) t->config.num_contexts = sp->config->num_contexts;
+    t->config_mask = sp->mask;
+    slot_used[chosen[k]] = true;
+    *sp->out = t;
+    SHOAL_DEBUG(SHOAL_SUB_COLL, "%s: team %p: slot %d, %d PEs (world %d + i*%d), my number %d", routine, (void *)t,
+                chosen[k], t->size, t->wstart, t->wstride, t->rank);
+  }
+  return 0;
+}
+
+static void check_config(const char *routine, const char *arg, const shmem_team_config_t *config, long mask) {
+  if (mask & ~SHMEM_TEAM_NUM_CONTEXTS)
+    shoal_fatal(routine, "%s_mask %#lx has bits other than SHMEM_TEAM_NUM_CONTEXTS", arg, mask);
+  if (mask && !config) shoal_fatal(routine, "%s: NULL with %s_mask %#lx", arg, arg, mask);
+  if (mask && config->num_contexts < 0)
+    shoal_fatal(routine, "%s: num_contexts %d must be >= 0", arg, config->num_contexts);
+}
+
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team) {
+  static const char routine[] = "shmem_team_split_strided";
+  SHOAL_CHECK_INIT(routine);
+  if (!new_team) shoal_fatal(routine, "new_team: NULL");
+  *new_team = SHMEM_TEAM_INVALID;
+  if (parent_team == SHMEM_TEAM_INVALID) return -1;
+  shoal_team_t *p = shoal_team_get(parent_team, routine);
+  check_config(routine, "config", config, config_mask);
+  shoal_coll_debug_check(p, routine, "start", (uint64_t)start, "stride", (uint64_t)stride);
+  shoal_coll_debug_check(p, routine, "size", (uint64_t)size, NULL, 0);
+  /* Every PE of the parent passes the same triplet, so an invalid one is refused everywhere without talking. */
+  long long last = start + (long long)stride * (size - 1);
+  if (size < 1 || size > p->size || start < 0 || start >= p->size || last < 0 || last >= p->size ||
+      (stride == 0 && size != 1)) {
+    if (shoal_env.debug)
+      shoal_warn("%s: invalid triplet (start %d, stride %d, size %d) for a parent team of %d PEs", routine, start,
+                 stride, size, p->size);
+    return -1;
+  }
+  int d = p->rank - start;
+  bool member = stride ? d % stride == 0 && d / stride >= 0 && d / stride < size : d == 0;
+  team_spec_t spec = {start, stride, member ? size : 0, config, config_mask, new_team};
+  return team_create(p, routine, 1, &spec);
+}
+
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
+                        long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team) {
+  static const char routine[] = "shmem_team_split_2d";
+  SHOAL_CHECK_INIT(routine);
+  if (!xaxis_team) shoal_fatal(routine, "xaxis_team: NULL");
+  if (!yaxis_team) shoal_fatal(routine, "yaxis_team: NULL");
+  *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
+  if (parent_team == SHMEM_TEAM_INVALID) return -1;
+  shoal_team_t *p = shoal_team_get(parent_team, routine);
+  check_config(routine, "xaxis_config", xaxis_config, xaxis_mask);
+  check_config(routine, "yaxis_config", yaxis_config, yaxis_mask);
+  shoal_coll_debug_check(p, routine, "xrange", (uint64_t)xrange, NULL, 0);
+  if (xrange < 1) {
+    if (shoal_env.debug) shoal_warn("%s: xrange %d must be >= 1", routine, xrange);
+    return -1;
+  }
+  int n = p->size, xr = xrange > n ? n : xrange, x = p->rank % xr, y = p->rank / xr;
+  int xsize = n - y * xr < xr ? n - y * xr : xr; /* the last row may be short */
+  int ysize = (n - 1 - x) / xr + 1;
+  team_spec_t spec[2] = {{y * xr, 1, xsize, xaxis_config, xaxis_mask, xaxis_team},
+                         {x, xr, ysize, yaxis_config, yaxis_mask, yaxis_team}};
+  return team_create(p, routine, 2, spec);
+}
+
+void shmem_team_destroy(shmem_team_t team) {
+  static const char routine[] = "shmem_team_destroy";
+  SHOAL_CHECK_INIT(routine);
+  if (team == SHMEM_TEAM_INVALID) return;
+  shoal_team_t *t = shoal_team_get(team, routine);
+  if (t->predefined)
+    shoal_fatal(routine, "team: %s is predefined and cannot be destroyed",
+                t == &world_obj ? "SHMEM_TEAM_WORLD" : "SHMEM_TEAM_SHARED");
+  /* No synchronization: every signal a member sends is consumed before its receiver leaves the collective, and a
+   * later team on this slot starts above t->seq (slot_hw), so nothing stale can be mistaken for a new signal. */
+  slot_used[t->slot] = false;
+  if (t->seq > slot_hw[t->slot]) slot_hw[t->slot] = t->seq;
+  t->magic = SHOAL_TEAM_DEAD;
+  team_free(t);
+  free(quarantine[quarantine_next]);
+  quarantine[quarantine_next] = t;
+  quarantine_next = (quarantine_next + 1) % QUARANTINE;
+}
+
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx) {
+  static const char routine[] = "shmem_team_create_ctx";
+  SHOAL_CHECK_INIT(routine);
+  if (!ctx) shoal_fatal(routine, "ctx: NULL");
+  *ctx = SHMEM_CTX_INVALID;
+  if (team == SHMEM_TEAM_INVALID) return -1;
+  shoal_team_get(team, routine);
+  return shoal_ctx_create_team(team, options, ctx);
+}

@@ -28,9 +28,9 @@ def main():
     ap.add_argument("-n", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--build", default="build")
-    ap.add_argument("rest", nargs=argparse.REMAINDER)
-    a = ap.parse_args()
-    extra = [x for x in a.rest if x != "--"]
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     name = os.path.splitext(os.path.basename(a.source))[0]
     shoal_bin = os.path.join(a.build, "perf", name)
     osh_bin = os.path.join(a.build, "perf", name + "-oshmem")

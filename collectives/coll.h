@@ -1,0 +1,171 @@
+/*
+ * coll.h - internal interface of teams and host collectives (the files of collectives/ and runtime/team.c).
+ *
+ * Model. Every collective runs over a shoal_team_t: a team (SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED, a split) or an
+ * active set (PE_start, logPE_stride, PE_size, pSync) of the deprecated API. A member r is world PE world[r]; its
+ * heap delta delta[r] is cached at creation, so translating a symmetric heap address for any member is one load and
+ * one add, done once per member per call (never per element or chunk).
+ *
+ * Signals. A member signals member r by storing into a flag cell in r's memory that only it writes (cells are
+ * indexed by the sender's team rank, one cache line each). Teams store a sequence value: t->seq advances
+ * identically on every member (the same collectives in the same order), each signal carries the current value and
+ * the receiver waits until its cell is >= that value. Values only grow, so no flag is ever reset and back-to-back
+ * collectives need no barrier between them. Active sets signal through the user's pSync instead, as counters
+ * (the sender adds 1, the receiver waits for >= 1 and subtracts 1): pSync is back to all zeros on return, as the
+ * specification requires, and consecutive calls with the same pSync cannot lose a signal.
+ *
+ * Scratch. Each team slot owns symmetric scratch in the internal area, split in two halves; scratch round q uses
+ * half q & 1. Every scratch round completes only after a signal chain from every member's start of that round, so
+ * a member that writes half q & 1 again (round q + 2) knows that everyone finished reading it in round q.
+ *
+ * Team slots. Teams take their flags and scratch from SHOAL_TEAM_SLOTS slots reserved at init (slot 0: WORLD,
+ * 1: SHARED). A new team takes the lowest slot that no member of its parent team uses (found with one max-reduction
+ * over the parent of every member's slot table), so teams with disjoint members may share a slot.
+ */
+#ifndef SHOAL_COLL_H
+#define SHOAL_COLL_H
+
+#include "shoal.h"
+
+#define SHOAL_TEAM_MAGIC 0x7ea3c011u
+#define SHOAL_TEAM_DEAD 0x7ea3dea0u
+#define SHOAL_TEAM_SLOTS 32                          /* team slots: WORLD, SHARED, 30 for user teams */
+#define SHOAL_TEAM_SCRATCH_WORLD ((size_t)256 << 10) /* bytes of scratch for SHMEM_TEAM_WORLD */
+#define SHOAL_TEAM_SCRATCH_SHARED ((size_t)64 << 10)
+#define SHOAL_TEAM_SCRATCH_USER ((size_t)16 << 10)
+#define SHOAL_ASET_MAX (SHMEM_SYNC_SIZE - 1)          /* active-set size limit: pSync cells (last one: collect) */
+
+typedef struct shoal_team shoal_team_t;
+struct shoal_team {
+  uint32_t magic;             /* SHOAL_TEAM_MAGIC while valid, SHOAL_TEAM_DEAD after shmem_team_destroy */
+  bool aset;                  /* active set: pSync counters instead of a slot */
+  bool predefined;            /* WORLD / SHARED: cannot be destroyed */
+  int rank, size;             /* this PE's number in the team; members */
+  int wstart, wstride;        /* member i is world PE wstart + i * wstride (every team here is such a sequence) */
+  int slot;                   /* team slot, -1 for an active set */
+  int fstride;                /* uint64 units between the flag cells of two senders */
+  int *world;                 /* [size] world PE of each member */
+  ptrdiff_t *delta;           /* [size] heap delta of each member */
+  ptrdiff_t *cdelta;          /* [size] delta of the control space (flags, pub): delta, or adelta (pSync's space) */
+  ptrdiff_t *adelta;          /* [size] an active set's pSync deltas */
+  _Atomic uint64_t **rflag;   /* [size] this PE's flag cell in member r's memory (as mapped here) */
+  _Atomic uint64_t *flag;     /* cells where members signal this PE: sender s at flag[s * fstride] */
+  _Atomic uint64_t *pub;      /* one cell others read (collect sizes); its remote copy: pub + cdelta[r] */
+  char *scratch;              /* symmetric scratch, scratch_size bytes in two halves (NULL for active sets) */
+  size_t scratch_size;
+  uint64_t seq;               /* last signal value; advances identically on all members */
+  uint64_t round;             /* scratch rounds done: half round & 1 is next */
+  ptrdiff_t *tdelta[2];       /* [size] per-call delta tables for objects outside the heap */
+  size_t *offs;               /* [size + 1] per-call block offsets (collect) */
+  long *psync;                /* active set: the user's pSync */
+  int cap;                    /* allocated length of the arrays above */
+  shmem_team_config_t config;
+  long config_mask;
+};
+
+/* More PEs on this node than CPUs they may run on (set at init): algorithms that need every member scheduled at
+ * once (pull, rsag) cost context switches, so the automatic choice favours pushes longer. */
+extern bool shoal_coll_oversubscribed;
+
+/* ---- handles (runtime/team.c) ---- */
+_Noreturn void shoal_team_invalid(const char *routine, shmem_team_t team);
+/* The team behind a handle; fatal for SHMEM_TEAM_INVALID, a destroyed team or garbage, naming routine. */
+static inline shoal_team_t *shoal_team_get(shmem_team_t team, const char *routine) {
+  SHOAL_CHECK_INIT(routine);
+  shoal_team_t *t = (shoal_team_t *)team;
+  if (SHOAL_UNLIKELY(!t || t->magic != SHOAL_TEAM_MAGIC || t->aset)) shoal_team_invalid(routine, team);
+  return t;
+}
+/* The active set (PE_start, logPE_stride, PE_size) with pSync as a team (cached: one lookup per call); fatal for an
+ * invalid triplet, a calling PE outside the set, or a pSync that is not symmetric. */
+shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *pSync, const char *routine);
+
+/* ---- signals ---- */
+static inline void shoal_coll_post(const shoal_team_t *t, int r, uint64_t v) {
+  if (SHOAL_LIKELY(!t->aset))
+    atomic_store_explicit(t->rflag[r], v, memory_order_release);
+  else
+    atomic_fetch_add_explicit(t->rflag[r], 1, memory_order_release);
+}
+static inline void shoal_coll_wait(const shoal_team_t *t, int s, uint64_t v) {
+  _Atomic uint64_t *f = t->flag + (size_t)s * (size_t)t->fstride;
+  if (SHOAL_LIKELY(!t->aset)) {
+    SHOAL_WAIT_WHILE(atomic_load_explicit(f, memory_order_acquire) < v);
+  } else {
+    SHOAL_WAIT_WHILE(atomic_load_explicit(f, memory_order_acquire) == 0);
+    atomic_fetch_sub_explicit(f, 1, memory_order_relaxed);
+  }
+}
+/* Signal every other member with v, then wait for every other member's v (an all-to-all exchange). */
+void shoal_coll_exchange(shoal_team_t *t, uint64_t v);
+
+/* ---- per-call helpers (coll_core.c; the common case inline) ---- */
+const ptrdiff_t *shoal_coll_deltas_slow(shoal_team_t *t, const void *p, size_t span, int k, const char *routine,
+                                        const char *arg);
+/* Deltas for symmetric object p (span bytes): the team's heap deltas, or table k filled from p's space. */
+static inline const ptrdiff_t *shoal_coll_deltas(shoal_team_t *t, const void *p, size_t span, int k,
+                                                 const char *routine, const char *arg) {
+  uintptr_t off = (uintptr_t)p - (uintptr_t)shoal_g.heap_base;
+  if (SHOAL_LIKELY(off < shoal_g.heap_size && span <= shoal_g.heap_size - off)) return t->delta;
+  return shoal_coll_deltas_slow(t, p, span, k, routine, arg);
+}
+_Noreturn void shoal_coll_overlap_fail(const char *routine, const void *dest, size_t nd, const void *src, size_t ns,
+                                       bool allow_same);
+/* Fatal when [a, a+na) and [b, b+nb) overlap (allow_same: a == b with na == nb is fine). */
+static inline void shoal_coll_check_overlap(const char *routine, const void *dest, size_t nd, const void *src,
+                                            size_t ns, bool allow_same) {
+  uintptr_t d = (uintptr_t)dest, s = (uintptr_t)src;
+  if (SHOAL_LIKELY(!nd || !ns || d + nd <= s || s + ns <= d)) return;
+  if (allow_same && d == s && nd == ns) return;
+  shoal_coll_overlap_fail(routine, dest, nd, src, ns, allow_same);
+}
+_Noreturn void shoal_coll_bytes_fail(const char *routine, size_t nelems, size_t size);
+/* nelems * size, fatal on overflow. */
+static inline size_t shoal_coll_bytes(const char *routine, size_t nelems, size_t size) {
+  size_t b;
+  if (SHOAL_UNLIKELY(__builtin_mul_overflow(nelems, size, &b))) shoal_coll_bytes_fail(routine, nelems, size);
+  return b;
+}
+void shoal_coll_debug_check_(shoal_team_t *t, const char *routine, const char *what_a, uint64_t a,
+                             const char *what_b, uint64_t b);
+/* SHMEM_DEBUG: every member must pass the same routine and values a, b; fatal naming the first mismatch. */
+static inline void shoal_coll_debug_check(shoal_team_t *t, const char *routine, const char *what_a, uint64_t a,
+                                          const char *what_b, uint64_t b) {
+  if (SHOAL_UNLIKELY(shoal_env.debug) && t->size > 1) shoal_coll_debug_check_(t, routine, what_a, a, what_b, b);
+}
+
+/* ---- algorithm selection (coll_core.c): SHOAL_COLL_<FAMILY>_ALGO, checked at first use ---- */
+enum shoal_coll_family { SHOAL_COLL_BARRIER, SHOAL_COLL_BCAST, SHOAL_COLL_FCOLLECT, SHOAL_COLL_ALLTOALL,
+                         SHOAL_COLL_REDUCE, SHOAL_COLL_COLLECT, SHOAL_COLL_NFAMILY };
+enum { SHOAL_ALGO_AUTO = 0 };
+enum { SHOAL_BARRIER_DISSEM = 1, SHOAL_BARRIER_LINEAR };
+enum { SHOAL_BCAST_PUSH = 1, SHOAL_BCAST_PULL, SHOAL_BCAST_TREE };
+enum { SHOAL_GATHER_PUSH = 1, SHOAL_GATHER_RING, SHOAL_GATHER_RDBL }; /* fcollect and collect */
+enum { SHOAL_A2A_PUSH = 1, SHOAL_A2A_PAIRWISE };
+enum { SHOAL_REDUCE_ONESHOT = 1, SHOAL_REDUCE_RDBL, SHOAL_REDUCE_RSAG };
+extern int shoal_coll_algo_cache[SHOAL_COLL_NFAMILY];
+int shoal_coll_algo_parse(enum shoal_coll_family f, const char *routine);
+/* The forced algorithm of a family (SHOAL_ALGO_AUTO if none); fatal for an unknown name, listing the names. */
+static inline int shoal_coll_algo(enum shoal_coll_family f, const char *routine) {
+  int a = shoal_coll_algo_cache[f];
+  return SHOAL_LIKELY(a >= 0) ? a : shoal_coll_algo_parse(f, routine);
+}
+
+/* ---- algorithms (one file each); sizes in bytes ---- */
+void shoal_coll_barrier(shoal_team_t *t, const char *routine);
+/* root_copies: the root's dest gets the data too (team form; the active-set form leaves it alone). */
+void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nbytes, int root, bool root_copies,
+                      const char *routine);
+/* fcollect (all blocks nbytes) and collect (block sizes differ: own block nbytes). */
+void shoal_coll_fcollect(shoal_team_t *t, void *dest, const void *src, size_t nbytes, const char *routine);
+void shoal_coll_collect(shoal_team_t *t, void *dest, const void *src, size_t nbytes, const char *routine);
+/* nelems elements of esize bytes per pair; dst/sst element strides (1, 1: contiguous alltoall). */
+void shoal_coll_alltoall(shoal_team_t *t, void *dest, const void *src, size_t nelems, size_t esize,
+                         ptrdiff_t dst, ptrdiff_t sst, const char *routine);
+
+/* Reduction operator: out[i] = a[i] op b[i] for n elements (out may be a or b). */
+typedef void (*shoal_coll_op_fn)(void *out, const void *a, const void *b, size_t n);
+void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nelems, size_t esize,
+                       shoal_coll_op_fn op, const char *routine);
+
+#endif

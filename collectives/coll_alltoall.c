@@ -1,0 +1,105 @@
+/* coll_alltoall.c - alltoall and alltoalls (spec 9.9: shmem_TYPENAME_alltoall[s], shmem_alltoall[s]mem,
+ * shmem_alltoall[s]32/64): block j of member i's source goes to block i of member j's dest.
+ *   push (default): member i copies block j into member j's dest for j = i, i + 1, ... (rotated, so every PE is
+ *     written by one peer at a time), signalling each right after; then waits for every member's signal.
+ *   pairwise: the same order, but in step k a member waits for the block of member me - k before going on (one
+ *     incoming and one outgoing copy per step: the pattern for networks or heavily loaded memory). */
+#include "coll.h"
+
+/* nelems elements of esize bytes from s (stride sst elements) to d (stride dst). */
+static void copy_block(char *d, const char *s, size_t nelems, size_t esize, ptrdiff_t dst, ptrdiff_t sst) {
+  if (dst == 1 && sst == 1) {
+    memcpy(d, s, nelems * esize);
+    return;
+  }
+  size_t ds = (size_t)dst * esize, ss = (size_t)sst * esize;
+  switch (esize) { /* fixed sizes compile to single moves */
+  case 1: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 1); break;
+  case 2: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 2); break;
+  case 4: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 4); break;
+  case 8: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 8); break;
+  case 16: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 16); break;
+  default: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, esize); break;
+  }
+}
+
+static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t, void *dest, const void *src,
+                                                                  size_t nelems, size_t esize, ptrdiff_t dst,
+                                                                  ptrdiff_t sst, const char *routine) {
+  int n = t->size, me = t->rank;
+  int algo = shoal_coll_algo(SHOAL_COLL_ALLTOALL, routine);
+  /* Spans: the last element of the last block, plus one element. */
+  size_t last = shoal_coll_bytes(routine, (size_t)n, nelems) - 1;
+  size_t dspan = shoal_coll_bytes(routine, shoal_coll_bytes(routine, last, (size_t)dst) + 1, esize);
+  size_t sspan = shoal_coll_bytes(routine, shoal_coll_bytes(routine, last, (size_t)sst) + 1, esize);
+  const ptrdiff_t *dd = shoal_coll_deltas(t, dest, dspan, 0, routine, "dest");
+  shoal_coll_deltas(t, src, sspan, 1, routine, "source");
+  shoal_coll_check_overlap(routine, dest, dspan, src, sspan, false);
+  size_t dblk = nelems * (size_t)dst * esize, sblk = nelems * (size_t)sst * esize; /* bytes between blocks */
+  char *mine = (char *)dest + (size_t)me * dblk;
+  const char *s = src;
+  uint64_t v = ++t->seq;
+  bool pairwise = algo == SHOAL_A2A_PAIRWISE;
+  copy_block(mine, s + (size_t)me * sblk, nelems, esize, dst, sst);
+  for (int k = 1; k < n; k++) {
+    int r = me + k < n ? me + k : me + k - n;
+    copy_block(mine + dd[r], s + (size_t)r * sblk, nelems, esize, dst, sst);
+    shoal_coll_post(t, r, v);
+    if (pairwise) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
+  }
+  if (!pairwise)
+    for (int k = 1; k < n; k++) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
+}
+
+void shoal_coll_alltoall(shoal_team_t *t, void *dest, const void *src, size_t nelems, size_t esize,
+                         ptrdiff_t dst, ptrdiff_t sst, const char *routine) {
+  alltoall_impl(t, dest, src, nelems, esize, dst, sst, routine);
+}
+
+/* ---- API ---- */
+static void a2a_any(const char *routine, shoal_team_t *t, void *dest, const void *source, ptrdiff_t dst,
+                    ptrdiff_t sst, size_t nelems, size_t esize) {
+  if (SHOAL_UNLIKELY(dst < 1)) shoal_fatal(routine, "dst: stride %td must be >= 1", dst);
+  if (SHOAL_UNLIKELY(sst < 1)) shoal_fatal(routine, "sst: stride %td must be >= 1", sst);
+  shoal_coll_debug_check(t, routine, "nelems", nelems, "dst", (uint64_t)dst);
+  if (!nelems) return;
+  alltoall_impl(t, dest, source, nelems, esize, dst, sst, routine);
+}
+
+#define SHOAL_DEF_A2A(T, N)                                                                                           \
+  int shmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems) {                              \
+    a2a_any("shmem_" #N "_alltoall", shoal_team_get(team, "shmem_" #N "_alltoall"), dest, source, 1, 1, nelems,       \
+            sizeof(T));                                                                                               \
+    return 0;                                                                                                          \
+  }                                                                                                                    \
+  int shmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,               \
+                            size_t nelems) {                                                                          \
+    a2a_any("shmem_" #N "_alltoalls", shoal_team_get(team, "shmem_" #N "_alltoalls"), dest, source, dst, sst,         \
+            nelems, sizeof(T));                                                                                       \
+    return 0;                                                                                                          \
+  }
+SHOAL_RMA_TYPES(SHOAL_DEF_A2A)
+
+int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems) {
+  a2a_any("shmem_alltoallmem", shoal_team_get(team, "shmem_alltoallmem"), dest, source, 1, 1, nelems, 1);
+  return 0;
+}
+int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                       size_t nelems) {
+  a2a_any("shmem_alltoallsmem", shoal_team_get(team, "shmem_alltoallsmem"), dest, source, dst, sst, nelems, 1);
+  return 0;
+}
+
+#define SHOAL_DEF_A2A_ASET(S)                                                                                         \
+  void shmem_alltoall##S(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size,  \
+                         long *pSync) {                                                                               \
+    a2a_any("shmem_alltoall" #S, shoal_aset_get(PE_start, logPE_stride, PE_size, pSync, "shmem_alltoall" #S), dest,   \
+            source, 1, 1, nelems, S / 8);                                                                             \
+  }                                                                                                                    \
+  void shmem_alltoalls##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,               \
+                          int PE_start, int logPE_stride, int PE_size, long *pSync) {                                 \
+    a2a_any("shmem_alltoalls" #S, shoal_aset_get(PE_start, logPE_stride, PE_size, pSync, "shmem_alltoalls" #S),       \
+            dest, source, dst, sst, nelems, S / 8);                                                                   \
+  }
+SHOAL_DEF_A2A_ASET(32)
+SHOAL_DEF_A2A_ASET(64)

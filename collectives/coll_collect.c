@@ -1,0 +1,144 @@
+/* coll_collect.c - fcollect and collect (spec 9.9: shmem_TYPENAME_[f]collect, shmem_[f]collectmem,
+ * shmem_[f]collect32/64): member j's block lands at dest + off_j on every member.
+ *   push (default): each member copies its block into every member's dest, starting with member me + 1 (so that
+ *     no PE is everybody's first target), signalling each right after; then waits for every member's signal.
+ *   ring: n - 1 steps; in step k a member forwards block (me - k) to member me + 1 and waits for block me - k - 1.
+ *   rdbl (power-of-two teams; others use ring): step k exchanges the 2^k blocks held with member me ^ 2^k.
+ * collect first learns every member's size: each publishes it in its pub cell, signals everyone, and reads the
+ * others' cells (prefix sums give the offsets). Blocks go straight into the destinations: no scratch. */
+#include "coll.h"
+
+/* Offset of block j: fixed blocks (offs NULL) or the prefix table. */
+static inline size_t blk_off(const size_t *offs, size_t nb, int j) { return offs ? offs[j] : (size_t)j * nb; }
+
+static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *dest, const char *src, size_t nb,
+                                                          const size_t *offs, const ptrdiff_t *dd, int algo) {
+  int n = t->size, me = t->rank;
+  size_t myoff = blk_off(offs, nb, me);
+  if (dest + myoff != src) memcpy(dest + myoff, src, nb);
+  if (n == 1) return;
+  if (algo == SHOAL_GATHER_RDBL && (n & (n - 1))) algo = SHOAL_GATHER_RING;
+  if (algo == SHOAL_GATHER_RING) {
+    uint64_t v = t->seq;
+    t->seq += (uint64_t)n - 1;
+    int next = me + 1 < n ? me + 1 : 0, prev = me ? me - 1 : n - 1;
+    for (int k = 0; k < n - 1; k++) {
+      int b = me - k >= 0 ? me - k : me - k + n;
+      size_t o = blk_off(offs, nb, b), len = blk_off(offs, nb, b + 1) - o;
+      memcpy(dest + o + dd[next], dest + o, len);
+      shoal_coll_post(t, next, v + 1 + (uint64_t)k);
+      shoal_coll_wait(t, prev, v + 1 + (uint64_t)k);
+    }
+  } else if (algo == SHOAL_GATHER_RDBL) {
+    uint64_t v = t->seq;
+    int steps = __builtin_ctz((unsigned)n);
+    t->seq += (uint64_t)steps;
+    for (int k = 0; k < steps; k++) {
+      int p = me ^ (1 << k), base = me & ~((1 << k) - 1);
+      size_t o = blk_off(offs, nb, base), len = blk_off(offs, nb, base + (1 << k)) - o;
+      memcpy(dest + o + dd[p], dest + o, len);
+      shoal_coll_post(t, p, v + 1 + (uint64_t)k);
+      shoal_coll_wait(t, p, v + 1 + (uint64_t)k);
+    }
+  } else {
+    uint64_t v = ++t->seq;
+    for (int k = 1; k < n; k++) {
+      int r = me + k < n ? me + k : me + k - n;
+      memcpy(dest + myoff + dd[r], src, nb);
+      shoal_coll_post(t, r, v);
+    }
+    for (int k = 1; k < n; k++) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
+  }
+}
+
+static inline __attribute__((always_inline)) void fcollect_impl(shoal_team_t *t, void *dest, const void *src,
+                                                                   size_t nb, const char *routine) {
+  int algo = shoal_coll_algo(SHOAL_COLL_FCOLLECT, routine);
+  const ptrdiff_t *dd = shoal_coll_deltas(t, dest, nb * (size_t)t->size, 0, routine, "dest");
+  shoal_coll_deltas(t, src, nb, 1, routine, "source");
+  gather(t, dest, src, nb, NULL, dd, algo ? algo : SHOAL_GATHER_PUSH);
+}
+
+void shoal_coll_fcollect(shoal_team_t *t, void *dest, const void *src, size_t nb, const char *routine) {
+  fcollect_impl(t, dest, src, nb, routine);
+}
+
+void shoal_coll_collect(shoal_team_t *t, void *dest, const void *src, size_t nb, const char *routine) {
+  int n = t->size, algo = shoal_coll_algo(SHOAL_COLL_COLLECT, routine);
+  shoal_coll_deltas(t, src, nb, 1, routine, "source");
+  size_t *offs = t->offs;
+  offs[0] = 0;
+  if (n > 1) {
+    atomic_store_explicit(t->pub, nb, memory_order_relaxed);
+    shoal_coll_exchange(t, ++t->seq);
+    for (int j = 0; j < n; j++) {
+      size_t len = j == t->rank ? nb
+                                : atomic_load_explicit((_Atomic uint64_t *)((char *)t->pub + t->cdelta[j]),
+                                                       memory_order_relaxed);
+      if (__builtin_add_overflow(offs[j], len, &offs[j + 1]))
+        shoal_fatal(routine, "nelems: the blocks of all PEs add up to more than SIZE_MAX bytes");
+    }
+  } else {
+    offs[1] = nb;
+  }
+  if (offs[n]) { /* every member sees the same total, so every member takes this branch */
+    const ptrdiff_t *dd = shoal_coll_deltas(t, dest, offs[n], 0, routine, "dest");
+    shoal_coll_check_overlap(routine, dest, offs[n], src, nb, false);
+    gather(t, dest, src, nb, offs, dd, algo ? algo : SHOAL_GATHER_PUSH);
+  }
+  /* Every member read this cell before sending the data that this PE waited for: pSync is clean again. */
+  if (t->aset) atomic_store_explicit(t->pub, 0, memory_order_relaxed);
+}
+
+/* ---- API ---- */
+static shoal_team_t *team_of(shmem_team_t team, const char *routine) { return shoal_team_get(team, routine); }
+
+static void fcollect_any(const char *routine, shoal_team_t *t, void *dest, const void *source, size_t nelems,
+                         size_t esize) {
+  size_t nb = shoal_coll_bytes(routine, nelems, esize);
+  shoal_coll_debug_check(t, routine, "nelems", nelems, NULL, 0);
+  if (!nb) return;
+  shoal_coll_check_overlap(routine, dest, shoal_coll_bytes(routine, nb, (size_t)t->size), source, nb, false);
+  fcollect_impl(t, dest, source, nb, routine);
+}
+
+static void collect_any(const char *routine, shoal_team_t *t, void *dest, const void *source, size_t nelems,
+                        size_t esize) {
+  size_t nb = shoal_coll_bytes(routine, nelems, esize);
+  shoal_coll_debug_check(t, routine, "element size", esize, NULL, 0);
+  shoal_coll_collect(t, dest, source, nb, routine);
+}
+
+#define SHOAL_DEF_COLLECT(T, N)                                                                                       \
+  int shmem_##N##_collect(shmem_team_t team, T *dest, const T *source, size_t nelems) {                               \
+    collect_any("shmem_" #N "_collect", team_of(team, "shmem_" #N "_collect"), dest, source, nelems, sizeof(T));      \
+    return 0;                                                                                                          \
+  }                                                                                                                    \
+  int shmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source, size_t nelems) {                              \
+    fcollect_any("shmem_" #N "_fcollect", team_of(team, "shmem_" #N "_fcollect"), dest, source, nelems, sizeof(T));   \
+    return 0;                                                                                                          \
+  }
+SHOAL_RMA_TYPES(SHOAL_DEF_COLLECT)
+
+int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems) {
+  collect_any("shmem_collectmem", team_of(team, "shmem_collectmem"), dest, source, nelems, 1);
+  return 0;
+}
+int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems) {
+  fcollect_any("shmem_fcollectmem", team_of(team, "shmem_fcollectmem"), dest, source, nelems, 1);
+  return 0;
+}
+
+#define SHOAL_DEF_COLLECT_ASET(S)                                                                                     \
+  void shmem_collect##S(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size,   \
+                        long *pSync) {                                                                                \
+    collect_any("shmem_collect" #S, shoal_aset_get(PE_start, logPE_stride, PE_size, pSync, "shmem_collect" #S), dest, \
+                source, nelems, S / 8);                                                                               \
+  }                                                                                                                    \
+  void shmem_fcollect##S(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size,  \
+                         long *pSync) {                                                                               \
+    fcollect_any("shmem_fcollect" #S, shoal_aset_get(PE_start, logPE_stride, PE_size, pSync, "shmem_fcollect" #S),    \
+                 dest, source, nelems, S / 8);                                                                        \
+  }
+SHOAL_DEF_COLLECT_ASET(32)
+SHOAL_DEF_COLLECT_ASET(64)

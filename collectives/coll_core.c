@@ -1,0 +1,91 @@
+/* coll_core.c - what every collective shares: the all-to-all exchange, per-call delta tables, argument checks,
+ * the SHMEM_DEBUG cross-PE argument check, and algorithm selection from SHOAL_COLL_<FAMILY>_ALGO. */
+#include "coll.h"
+
+void shoal_coll_exchange(shoal_team_t *t, uint64_t v) {
+  int n = t->size, me = t->rank;
+  for (int k = 1; k < n; k++) shoal_coll_post(t, me + k < n ? me + k : me + k - n, v);
+  for (int k = 1; k < n; k++) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
+}
+
+const ptrdiff_t *shoal_coll_deltas_slow(shoal_team_t *t, const void *p, size_t span, int k, const char *routine,
+                                        const char *arg) {
+  if (!span) return t->delta; /* nothing is accessed */
+  shoal_space_t *s = shoal_space_find(p, span, NULL);
+  if (!s) shoal_xlate_slow(p, span, shoal_g.me, routine, arg); /* fatal, with the reason */
+  if (!s->delta || s->device)
+    shoal_fatal(routine, "%s %p: host collectives need host memory (it is in %s)", arg, p, s->name);
+  ptrdiff_t *d = t->tdelta[k];
+  for (int r = 0; r < t->size; r++) d[r] = s->delta[t->world[r]];
+  return d;
+}
+
+_Noreturn void shoal_coll_overlap_fail(const char *routine, const void *dest, size_t nd, const void *src, size_t ns,
+                                       bool allow_same) {
+  shoal_fatal(routine, "dest: [%p, +%zu) overlaps source [%p, +%zu)%s", dest, nd, src, ns,
+              allow_same ? " (only identical buffers, in place, are allowed)" : "");
+}
+
+_Noreturn void shoal_coll_bytes_fail(const char *routine, size_t nelems, size_t size) {
+  shoal_fatal(routine, "nelems: %zu elements of %zu bytes overflow", nelems, size);
+}
+
+extern _Atomic uint64_t *shoal_coll_dbg; /* runtime/team.c: 3 symmetric cells */
+
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+  return h;
+}
+
+/* Publish (routine, a, b), barrier, compare with every member's, barrier: the cells are free again only after the
+ * second barrier, so one set of cells per PE serves every team. */
+void shoal_coll_debug_check_(shoal_team_t *t, const char *routine, const char *what_a, uint64_t a,
+                             const char *what_b, uint64_t b) {
+  uint64_t mine[3] = {name_hash(routine), a, b};
+  for (int i = 0; i < 3; i++) atomic_store_explicit(&shoal_coll_dbg[i], mine[i], memory_order_relaxed);
+  shoal_coll_barrier(t, routine);
+  for (int r = 0; r < t->size; r++) {
+    const _Atomic uint64_t *c = (const _Atomic uint64_t *)((const char *)shoal_coll_dbg + t->delta[r]);
+    uint64_t theirs[3];
+    for (int i = 0; i < 3; i++) theirs[i] = atomic_load_explicit(&c[i], memory_order_relaxed);
+    if (theirs[0] != mine[0])
+      shoal_fatal(routine, "team: PE %d of the team (world PE %d) is in a different collective at the same time",
+                  r, t->world[r]);
+    if (theirs[1] != a)
+      shoal_fatal(routine, "%s: %lld here but %lld on PE %d of the team (world PE %d): it must be the same on every "
+                  "PE", what_a, (long long)a, (long long)theirs[1], r, t->world[r]);
+    if (what_b && theirs[2] != b)
+      shoal_fatal(routine, "%s: %lld here but %lld on PE %d of the team (world PE %d): it must be the same on every "
+                  "PE", what_b, (long long)b, (long long)theirs[2], r, t->world[r]);
+  }
+  shoal_coll_barrier(t, routine);
+}
+
+/* ---- algorithm selection ---- */
+static const char *const family_env[SHOAL_COLL_NFAMILY] = {
+  "SHOAL_COLL_BARRIER_ALGO", "SHOAL_COLL_BCAST_ALGO", "SHOAL_COLL_FCOLLECT_ALGO",
+  "SHOAL_COLL_ALLTOALL_ALGO", "SHOAL_COLL_REDUCE_ALGO", "SHOAL_COLL_COLLECT_ALGO"};
+/* Index = the algorithm's enum value (0 = auto). */
+static const char *const family_algos[SHOAL_COLL_NFAMILY][5] = {
+  [SHOAL_COLL_BARRIER] = {"auto", "dissemination", "linear"},
+  [SHOAL_COLL_BCAST] = {"auto", "push", "pull", "tree"},
+  [SHOAL_COLL_FCOLLECT] = {"auto", "push", "ring", "rdbl"},
+  [SHOAL_COLL_ALLTOALL] = {"auto", "push", "pairwise"},
+  [SHOAL_COLL_REDUCE] = {"auto", "oneshot", "rdbl", "rsag"},
+  [SHOAL_COLL_COLLECT] = {"auto", "push", "ring", "rdbl"},
+};
+int shoal_coll_algo_cache[SHOAL_COLL_NFAMILY] = {-1, -1, -1, -1, -1, -1};
+
+int shoal_coll_algo_parse(enum shoal_coll_family f, const char *routine) {
+  const char *v = shoal_env.coll_algo[f];
+  for (int i = 0; i < 5 && family_algos[f][i]; i++)
+    if (!strcmp(v, family_algos[f][i])) {
+      SHOAL_DEBUG(SHOAL_SUB_COLL, "%s=%s", family_env[f], v);
+      return shoal_coll_algo_cache[f] = i;
+    }
+  char names[128] = "";
+  for (int i = 0; i < 5 && family_algos[f][i]; i++)
+    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "|" : "", family_algos[f][i]);
+  shoal_fatal(routine, "%s=\"%s\" is not valid: expected %s", family_env[f], v, names);
+}

@@ -1,0 +1,186 @@
+/* coll_reduce.c - reductions (spec 9.9: shmem_TYPENAME_OP_reduce, shmem_TYPENAME_OP_to_all) for every type and
+ * operation of the specification's tables.
+ *   oneshot (small): each member copies its vector into slot me of every member's scratch (rotated start) and
+ *     signals; then every member combines the n slots in team order. One exchange; n - 1 copies out per member.
+ *   rdbl (power-of-two teams): log2 n steps; in step k a member swaps its partial result with member me ^ 2^k
+ *     through the partner's scratch and combines (lower team number on the left, so that both get the same bits).
+ *   rsag (large): reduce-scatter + allgather without scratch: member j combines segment j of every member's
+ *     source and writes the result straight into every member's dest. Per member one vector read and one vector
+ *     written, all members busy at once, two exchanges. Active sets (no scratch) always use it.
+ * oneshot and rdbl take long vectors in chunks that fit half the team's scratch; consecutive chunks alternate
+ * halves (coll.h). Every member combines in the same order, so all get bit-identical results. */
+#include "coll.h"
+
+/* Automatic choice (measured on 2 cores, 2 and 4 PEs): one-shot up to ONESHOT_MAX bytes (ONESHOT_MAX / 2 for teams
+ * of 4 and more, whose other choice is rdbl), then for power-of-two teams of 4 and more rdbl up to RDBL_MAX, then
+ * rsag (rdbl's pairwise steps need fewer members scheduled at once than rsag's all-to-all exchanges). */
+#define ONESHOT_MAX ((size_t)4 << 10)
+#define RDBL_MAX ((size_t)128 << 10)
+
+static inline int wrap(int x, int n) { return x >= n ? x - n : x < 0 ? x + n : x; }
+
+/* out = in(0) op in(1) op ... op in(n-1), in this order; out may be any input. */
+#define COMBINE(op, out, n, IN, c)                                                                                    \
+  do {                                                                                                                 \
+    op(out, IN(0), IN(1), c);                                                                                          \
+    for (int s_ = 2; s_ < (n); s_++) op(out, out, IN(s_), c);                                                          \
+  } while (0)
+
+static void reduce_oneshot(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize,
+                           shoal_coll_op_fn op) {
+  int n = t->size, me = t->rank;
+  size_t half = t->scratch_size / 2, per = (half / (size_t)n) & ~(size_t)(SHOAL_CACHELINE - 1), m = per / esize;
+  for (size_t off = 0; off < nelems; off += m) {
+    size_t c = nelems - off < m ? nelems - off : m, cb = c * esize;
+    char *h = t->scratch + (t->round++ & 1) * half;
+    const char *mine = src + off * esize;
+    uint64_t v = ++t->seq;
+    for (int k = 1; k < n; k++) {
+      int r = wrap(me + k, n);
+      memcpy(h + (size_t)me * per + t->delta[r], mine, cb);
+      shoal_coll_post(t, r, v);
+    }
+    if (dest == src) { /* in place: the output must not be an input */
+      memcpy(h + (size_t)me * per, mine, cb);
+      mine = h + (size_t)me * per;
+    }
+    for (int k = 1; k < n; k++) shoal_coll_wait(t, wrap(me - k, n), v);
+#define IN(s) ((s) == me ? mine : h + (size_t)(s) * per)
+    COMBINE(op, dest + off * esize, n, IN, c);
+#undef IN
+  }
+}
+
+static void reduce_rdbl(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize,
+                        shoal_coll_op_fn op) {
+  int n = t->size, me = t->rank, steps = __builtin_ctz((unsigned)n);
+  size_t half = t->scratch_size / 2, per = (half / (size_t)steps) & ~(size_t)(SHOAL_CACHELINE - 1), m = per / esize;
+  for (size_t off = 0; off < nelems; off += m) {
+    size_t c = nelems - off < m ? nelems - off : m, cb = c * esize;
+    char *h = t->scratch + (t->round++ & 1) * half, *out = dest + off * esize;
+    const char *cur = src + off * esize;
+    for (int k = 0; k < steps; k++) {
+      int p = me ^ (1 << k);
+      uint64_t v = ++t->seq;
+      char *in = h + (size_t)k * per;
+      memcpy(in + t->delta[p], cur, cb);
+      shoal_coll_post(t, p, v);
+      shoal_coll_wait(t, p, v);
+      if (me < p)
+        op(out, cur, in, c);
+      else
+        op(out, in, cur, c);
+      cur = out;
+    }
+  }
+}
+
+/* Segment j of n of [0, nelems) starts here. */
+static inline size_t seg_lo(size_t nelems, int j, int n) {
+  return (size_t)((unsigned __int128)nelems * (unsigned)j / (unsigned)n);
+}
+
+/* Member me owns segment me: it combines that segment of every member's source (only the owner ever reads a
+ * segment of any source, so every dest may be the source: in place works) block by block in a private buffer that
+ * stays in cache, and copies each block into every member's dest. Two exchanges: "sources ready" and "your dest has
+ * my segment" (which also says that this member's source is no longer read). No scratch: active sets use it too. */
+static void reduce_rsag(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize,
+                        shoal_coll_op_fn op, const ptrdiff_t *sd, const ptrdiff_t *dd) {
+  int n = t->size, me = t->rank;
+  _Alignas(SHOAL_CACHELINE) char tmp[16 << 10];
+  size_t lo = seg_lo(nelems, me, n), hi = seg_lo(nelems, me + 1, n), step = sizeof tmp / esize;
+  shoal_coll_exchange(t, ++t->seq);
+  for (size_t off = lo; off < hi; off += step) {
+    size_t c = hi - off < step ? hi - off : step;
+    const char *seg = src + off * esize;
+#define IN(s) (seg + sd[s])
+    COMBINE(op, tmp, n, IN, c);
+#undef IN
+    for (int k = 0; k < n; k++) memcpy(dest + off * esize + dd[wrap(me + k, n)], tmp, c * esize);
+  }
+  shoal_coll_exchange(t, ++t->seq);
+}
+
+void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nelems, size_t esize,
+                       shoal_coll_op_fn op, const char *routine) {
+  int n = t->size;
+  size_t nb = nelems * esize;
+  const ptrdiff_t *dd = shoal_coll_deltas(t, dest, nb, 0, routine, "dest");
+  const ptrdiff_t *sd = shoal_coll_deltas(t, src, nb, 1, routine, "source");
+  if (n == 1) {
+    if (dest != src) memcpy(dest, src, nb);
+    return;
+  }
+  if (t->aset) { /* no scratch */
+    reduce_rsag(t, dest, src, nelems, esize, op, sd, dd);
+    return;
+  }
+  int algo = shoal_coll_algo(SHOAL_COLL_REDUCE, routine);
+  bool pow2 = !(n & (n - 1));
+  size_t half = t->scratch_size / 2;
+  size_t per_oneshot = (half / (size_t)n) & ~(size_t)(SHOAL_CACHELINE - 1);
+  size_t per_rdbl = pow2 ? (half / (size_t)__builtin_ctz((unsigned)n)) & ~(size_t)(SHOAL_CACHELINE - 1) : 0;
+  if (algo == SHOAL_ALGO_AUTO) {
+    bool rdbl = pow2 && n >= 4;
+    algo = nb <= (rdbl ? ONESHOT_MAX / 2 : ONESHOT_MAX) && nb <= per_oneshot ? SHOAL_REDUCE_ONESHOT
+         : rdbl && nb <= RDBL_MAX && per_rdbl >= esize                        ? SHOAL_REDUCE_RDBL
+                                                                              : SHOAL_REDUCE_RSAG;
+  }
+  /* Forced algorithms that cannot run here (non-power-of-two rdbl, elements larger than a slot) use rsag. */
+  if ((algo == SHOAL_REDUCE_ONESHOT && per_oneshot < esize) || (algo == SHOAL_REDUCE_RDBL && per_rdbl < esize))
+    algo = SHOAL_REDUCE_RSAG;
+  if (algo == SHOAL_REDUCE_ONESHOT)
+    reduce_oneshot(t, dest, src, nelems, esize, op);
+  else if (algo == SHOAL_REDUCE_RDBL)
+    reduce_rdbl(t, dest, src, nelems, esize, op);
+  else
+    reduce_rsag(t, dest, src, nelems, esize, op, sd, dd);
+}
+
+/* ---- operators: one function per (type, operation) ---- */
+#define SHOAL_OP_and(a, b) ((a) & (b))
+#define SHOAL_OP_or(a, b) ((a) | (b))
+#define SHOAL_OP_xor(a, b) ((a) ^ (b))
+#define SHOAL_OP_max(a, b) ((a) > (b) ? (a) : (b))
+#define SHOAL_OP_min(a, b) ((a) < (b) ? (a) : (b))
+#define SHOAL_OP_sum(a, b) ((a) + (b))
+#define SHOAL_OP_prod(a, b) ((a) * (b))
+#define SHOAL_DEF_OP(T, N, OP)                                                                                        \
+  static void op_##N##_##OP(void *o, const void *a, const void *b, size_t n) {                                        \
+    T *x = o;                                                                                                          \
+    const T *y = a, *z = b;                                                                                            \
+    for (size_t i = 0; i < n; i++) x[i] = (T)SHOAL_OP_##OP(y[i], z[i]);                                               \
+  }
+SHOAL_REDUCE_ALL(SHOAL_DEF_OP)
+/* The active-set table adds bitwise operations on the signed types. */
+SHOAL_TOALL_BITWISE_TYPES(SHOAL_DEF_OP, and)
+SHOAL_TOALL_BITWISE_TYPES(SHOAL_DEF_OP, or)
+SHOAL_TOALL_BITWISE_TYPES(SHOAL_DEF_OP, xor)
+
+/* ---- API ---- */
+static void reduce_any(const char *routine, shoal_team_t *t, void *dest, const void *source, size_t nreduce,
+                       size_t esize, shoal_coll_op_fn op) {
+  size_t nb = shoal_coll_bytes(routine, nreduce, esize);
+  shoal_coll_debug_check(t, routine, "nreduce", nreduce, NULL, 0);
+  if (!nb) return;
+  shoal_coll_check_overlap(routine, dest, nb, source, nb, true);
+  shoal_coll_reduce(t, dest, source, nreduce, esize, op, routine);
+}
+
+#define SHOAL_DEF_REDUCE(T, N, OP)                                                                                    \
+  int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce) {                        \
+    static const char routine[] = "shmem_" #N "_" #OP "_reduce";                                                      \
+    reduce_any(routine, shoal_team_get(team, routine), dest, source, nreduce, sizeof(T), op_##N##_##OP);              \
+    return 0;                                                                                                          \
+  }
+SHOAL_REDUCE_ALL(SHOAL_DEF_REDUCE)
+
+#define SHOAL_DEF_TOALL(T, N, OP)                                                                                     \
+  void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start, int logPE_stride, int PE_size,  \
+                                 T *pWrk, long *pSync) {                                                              \
+    static const char routine[] = "shmem_" #N "_" #OP "_to_all";                                                      \
+    shoal_team_t *t = shoal_aset_get(PE_start, logPE_stride, PE_size, pSync, routine);                                \
+    if (SHOAL_UNLIKELY(nreduce < 0)) shoal_fatal(routine, "nreduce: %d must be >= 0", nreduce);                       \
+    reduce_any(routine, t, dest, source, (size_t)nreduce, sizeof(T), op_##N##_##OP);                                  \
+  }
+SHOAL_TOALL_ALL(SHOAL_DEF_TOALL)

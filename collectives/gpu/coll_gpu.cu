@@ -1,0 +1,93 @@
+/*
+ * coll_gpu.cu - instantiations of the GPU fcollect / alltoall kernels and their extern "C" launchers (coll_gpu.h).
+ * Single source: nvcc (CUDA) and hipcc (HIP) both build it.
+ *
+ * Instantiated: op (fcollect, alltoall) x variant (hoisted, naive) x W (2, 4, 8, generic) x G (1, 2, 4, 8; G <= W for
+ * W != 0) for 16-byte vectors, and G = 1 for the byte path taken when src, dst_off or nbytes is not 16-byte aligned.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "coll_gpu_kernels.cuh"
+#include "coll_gpu_plan.h"
+
+using namespace shoal_cg;
+
+namespace {
+
+/* Multiprocessor count of the current device, cached per device (-1 on error). */
+int sm_cache[64];
+int sm_count(void) {
+  int *cache = sm_cache;
+  int dev = 0;
+  if (SHOAL_GPU_API(GetDevice)(&dev) != SHOAL_GPU_API(Success) || dev < 0) return -1;
+  if (dev < 64 && cache[dev] > 0) return cache[dev];
+  int n = 0;
+  if (SHOAL_GPU_API(DeviceGetAttribute)(&n, SHOAL_GPU_ATTR_SM_COUNT, dev) != SHOAL_GPU_API(Success) || n <= 0) return -1;
+  if (dev < 64) cache[dev] = n;
+  return n;
+}
+
+} // namespace
+
+extern "C" int shoal_coll_gpu_resolve(const shoal_coll_gpu_args_t *a, shoal_coll_gpu_cfg_t *out) {
+  plan pl;
+  if (make_plan(a, &pl, NULL, 0, sm_count)) return -1;
+  *out = pl.cfg;
+  return (int)pl.grid;
+}
+
+extern "C" int shoal_coll_gpu_mps_enabled(void) {
+#if defined(CUDART_VERSION) && CUDART_VERSION >= 12040
+  int dev = 0, v = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, cudaDevAttrMpsEnabled, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return v ? 1 : 0;
+#else
+  return -1;
+#endif
+}
+
+extern "C" void shoal_coll_gpu_kernel_name(const shoal_coll_gpu_args_t *a, char *buf, size_t len) {
+  plan pl;
+  if (make_plan(a, &pl, NULL, 0, sm_count)) {
+    snprintf(buf, len, "invalid");
+    return;
+  }
+  char w[16];
+  if (pl.wclass) snprintf(w, sizeof w, "w%d", pl.wclass);
+  else snprintf(w, sizeof w, "wgen");
+  snprintf(buf, len, "%s_%s_%s_g%d_v%d", a->op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect",
+           a->cfg.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", w, pl.g, pl.vec);
+}
+
+extern "C" int shoal_coll_gpu_launch(const shoal_coll_gpu_args_t *a, void *stream, char *err, size_t errlen) {
+  plan pl;
+  int rc = make_plan(a, &pl, err, errlen, sm_count);
+  if (rc) return rc;
+  if (!a->nbytes) return 0; /* nothing to move and, with no data, nothing to wait for */
+  params p;
+  p.peer_base = a->peer_base;
+  p.src = (const char *)a->src;
+  p.dst_off = a->dst_off;
+  p.nbytes = a->nbytes;
+  p.tile = pl.cfg.tile;
+  p.flag_off = a->flag_off;
+  p.timeout_ns = a->timeout_ns;
+  p.sync = a->sync;
+  p.me = a->me;
+  p.npes = a->npes;
+  p.wait = a->wait && a->npes > 1;
+  kernel_fn k = pick(a->op, a->cfg.variant, pl.wclass, pl.g, pl.vec);
+  SHOAL_GPU_API(Stream_t) s = (SHOAL_GPU_API(Stream_t))stream;
+  k<<<pl.grid, NT, pl.shmem, s>>>(p);
+  SHOAL_GPU_API(Error_t) e = SHOAL_GPU_API(GetLastError)();
+  if (e != SHOAL_GPU_API(Success)) {
+    if (err) snprintf(err, errlen, "shoal_coll_gpu_launch: kernel launch (grid %u x %d, %zu B shared): %s", pl.grid, NT,
+                      pl.shmem, SHOAL_GPU_API(GetErrorString)(e));
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,100 @@
+/*
+ * coll_gpu.h - GPU all-gather (fcollect) and all-to-all kernels over a symmetric heap (issue 6; docs/gpu-collectives.md).
+ *
+ * Plain C interface to the kernels of coll_gpu.cu (built by nvcc for CUDA or by hipcc for HIP): the runtime, the tests
+ * and the benchmark call these launchers; no vendor type appears here (a stream is a void *).
+ *
+ * Model: W PEs, each with a "heap" of device memory that every PE can address (IPC-mapped peer heaps, or in the
+ * one-process harness W allocations of one process). A collective names its buffers by their offset in the heap:
+ *   fcollect:  every PE p stores its nbytes of src into slot p (offset dst_off + p * nbytes) of every PE's heap;
+ *   alltoall:  every PE p stores block j of its src (src + j * nbytes) into slot p of PE j's heap.
+ * Completion: with wait = 1 the kernel signals every peer (a 64-bit flag per source PE in each destination's heap at
+ * flag_off, written with system-scope release to the call's epoch) and waits for every peer's flag (acquire), so when it
+ * completes every PE's output is complete and visible; flags are never reset: the epoch (calls made on these flags)
+ * is counted in device memory by the kernel itself, so that a replayed launch (a CUDA graph) stays correct. With
+ * wait = 0 the kernel only moves data: the caller synchronizes the stream and runs a host barrier (needed when the PEs'
+ * kernels are not guaranteed to run concurrently, e.g. several processes on one GPU without MPS).
+ */
+#ifndef SHOAL_COLL_GPU_H
+#define SHOAL_COLL_GPU_H
+#include <stddef.h>
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { SHOAL_COLL_GPU_FCOLLECT = 0, SHOAL_COLL_GPU_ALLTOALL = 1 };
+enum { SHOAL_COLL_GPU_HOISTED = 0, SHOAL_COLL_GPU_NAIVE = 1 };
+#ifndef SHOAL_COLL_GPU_THREADS /* (the CPU emulation test builds with fewer) */
+#define SHOAL_COLL_GPU_THREADS 512 /* threads per block (a multiple of every warp size) */
+#endif
+#define SHOAL_COLL_GPU_VPT 4       /* 16-byte vectors a thread loads before storing them (per chunk of a tile) */
+#define SHOAL_COLL_GPU_MAX_PES 1024 /* generic path: destination tables in shared memory */
+#define SHOAL_COLL_GPU_TIMED_OUT 0x80000000u /* sync->blocks after a wait that timed out: | the silent PE */
+#define SHOAL_COLL_GPU_FLAG_BYTES(npes) ((size_t)(npes) * 8) /* flag array at flag_off in every heap */
+
+/* Per-PE completion state in device memory (zeroed once, when the flags are): the blocks of the running call that
+ * finished their tiles, and the calls completed on the flags (the epoch the next call signals is epoch + 1). */
+typedef struct shoal_coll_gpu_sync {
+  unsigned blocks;
+  unsigned pad_;
+  unsigned long long epoch;
+} shoal_coll_gpu_sync_t;
+
+/* Tuning, from SHOAL_COLL_VARIANT, SHOAL_COLL_GPU_G, SHOAL_COLL_GPU_SMS, SHOAL_COLL_GPU_TILE; 0 = automatic. */
+typedef struct shoal_coll_gpu_cfg {
+  int variant;  /* SHOAL_COLL_GPU_HOISTED | SHOAL_COLL_GPU_NAIVE */
+  int group;    /* G: destinations stored together, 1, 2, 4 or 8; 0 = auto (fcollect min(W, 8), alltoall 2) */
+  int sms;      /* COMM_SMS: blocks of the persistent grid; 0 = the GPU's multiprocessor count */
+  size_t tile;  /* bytes per tile, a multiple of 16; 0 = auto (about nbytes / sms, 512 B to 32 KiB) */
+} shoal_coll_gpu_cfg_t;
+
+typedef struct shoal_coll_gpu_args {
+  int op;                  /* SHOAL_COLL_GPU_FCOLLECT | SHOAL_COLL_GPU_ALLTOALL */
+  int me, npes;            /* this PE's index in the team and the team size W, 1 <= W <= SHOAL_COLL_GPU_MAX_PES */
+  char *const *peer_base;  /* device array [npes]: base of PE i's heap in this address space (16-byte aligned) */
+  size_t dst_off;          /* offset of the destination buffer (npes * nbytes bytes) in every heap */
+  const void *src;         /* local device pointer: nbytes (fcollect) or npes * nbytes (alltoall) bytes */
+  size_t nbytes;           /* bytes per PE block; 0 is a no-op */
+  size_t flag_off;         /* offset in every heap of SHOAL_COLL_GPU_FLAG_BYTES(npes) bytes of flags, zeroed once */
+  struct shoal_coll_gpu_sync *sync; /* this PE's device memory, zeroed together with the flags; wait = 1 only */
+  int wait;                /* 1: signal peers and wait for them in the kernel; 0: data only (host barrier follows) */
+  uint64_t timeout_ns;     /* wait = 1: give up waiting after this long, leaving SHOAL_COLL_GPU_TIMED_OUT | (the PE not
+                              heard from) in sync->blocks (0 after a good call); 0 = wait forever */
+  shoal_coll_gpu_cfg_t cfg;
+} shoal_coll_gpu_args_t;
+
+/* Effective settings for a call: fills every 0 field of cfg from nbytes, npes and the current device, and returns the
+ * number of blocks that will be launched (min(sms, tiles), at least 1). */
+int shoal_coll_gpu_resolve(const shoal_coll_gpu_args_t *a, shoal_coll_gpu_cfg_t *out);
+
+/* Enqueue one collective on stream (a cudaStream_t / hipStream_t; NULL = the default stream). Returns 0, or -3 for a
+ * bad argument (G not 1/2/4/8, tile not a multiple of 16, npes out of range, me not in [0, npes), NULL pointers) or -1
+ * for a failed launch; err (may be NULL) receives a one-line reason naming the argument or the vendor call and error. */
+int shoal_coll_gpu_launch(const shoal_coll_gpu_args_t *a, void *stream, char *err, size_t errlen);
+
+/* Whether contexts on the current device are shared through MPS (several processes' kernels run concurrently): 1 or
+ * 0 from the driver (CUDA 12.4+ attribute), -1 when the driver cannot tell (older CUDA, HIP, error). */
+int shoal_coll_gpu_mps_enabled(void);
+
+/* Name of the kernel a call would run, e.g. "fcollect_hoisted_w4_g2_v16" (for reports and benchmarks). */
+void shoal_coll_gpu_kernel_name(const shoal_coll_gpu_args_t *a, char *buf, size_t len);
+
+/* ---- runtime glue (coll_gpu_shmem.c, part of libshoal) ---- */
+struct shoal_team;
+/* Bytes of the GPU collectives' area in the device heap's internal area (device/gpu.c's layout, offset coll). */
+size_t shoal_coll_gpu_area_bytes(int npes);
+/* At shmem_init, after the device heap is up (device/gpu.c): set up that area. 0 or an error. */
+int shoal_coll_gpu_init(void);
+void shoal_coll_gpu_fini(void);
+/* Entry points for the host collectives: run the call on the GPU when dest and source are on the device heap (0),
+ * else return -4 (SHOAL_ERR_NOSYS) and let the host algorithm run. nbytes per PE; stream NULL: blocking. */
+int shoal_coll_gpu_fcollect(struct shoal_team *t, void *dest, const void *source, size_t nbytes, void *stream,
+                            const char *routine);
+int shoal_coll_gpu_alltoall(struct shoal_team *t, void *dest, const void *source, size_t nbytes, void *stream,
+                            const char *routine);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,75 @@
+/*
+ * coll_gpu_plan.h - host side of a GPU collective call, without any vendor API (shared by coll_gpu.cu and the CPU
+ * emulation test): argument checks with their messages, and the automatic choices of G, tile, grid and vector width.
+ */
+#ifndef SHOAL_COLL_GPU_PLAN_H
+#define SHOAL_COLL_GPU_PLAN_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "coll_gpu.h"
+
+namespace shoal_cg {
+
+struct plan {
+  int wclass, g, vec;
+  unsigned grid;
+  size_t shmem;
+  shoal_coll_gpu_cfg_t cfg;
+};
+
+/* Validate a call and choose kernel, grid and shared memory; 0 or -3 with the reason in err. */
+inline int make_plan(const shoal_coll_gpu_args_t *a, plan *pl, char *err, size_t errlen, int (*sm_count)(void)) {
+  const char *bad = NULL;
+  if (a->op != SHOAL_COLL_GPU_FCOLLECT && a->op != SHOAL_COLL_GPU_ALLTOALL) bad = "op: not fcollect (0) or alltoall (1)";
+  else if (a->npes < 1 || a->npes > SHOAL_COLL_GPU_MAX_PES) bad = "npes: out of range [1, 1024]";
+  else if (a->me < 0 || a->me >= a->npes) bad = "me: out of range [0, npes)";
+  else if (a->cfg.variant != SHOAL_COLL_GPU_HOISTED && a->cfg.variant != SHOAL_COLL_GPU_NAIVE) bad = "variant: not hoisted (0) or naive (1)";
+  else if (a->cfg.group != 0 && a->cfg.group != 1 && a->cfg.group != 2 && a->cfg.group != 4 && a->cfg.group != 8)
+    bad = "G: not 1, 2, 4 or 8";
+  else if (a->cfg.sms < 0) bad = "sms: negative";
+  else if (a->cfg.tile % 16) bad = "tile: not a multiple of 16 bytes";
+  else if (a->nbytes && (!a->peer_base || !a->src)) bad = "peer_base/src: NULL";
+  else if (a->nbytes && a->wait && a->npes > 1 && !a->sync) bad = "sync: NULL with wait = 1";
+  if (bad) {
+    if (err) snprintf(err, errlen, "shoal_coll_gpu_launch: %s", bad);
+    return -3;
+  }
+  const int w = a->npes;
+  pl->wclass = (w == 2 || w == 4 || w == 8) ? w : 0;
+  pl->vec = (((uintptr_t)a->src | a->dst_off | a->nbytes) % 16 == 0) ? 16 : 1;
+  pl->cfg = a->cfg;
+  int g = a->cfg.group;
+  if (!g) g = a->op == SHOAL_COLL_GPU_FCOLLECT ? (pl->wclass ? pl->wclass : 4) : 2;
+  if (pl->wclass && g > pl->wclass) g = pl->wclass;
+  if (pl->vec == 1) g = 1;
+  pl->cfg.group = g;
+  pl->g = g;
+  int sms = a->cfg.sms;
+  if (!sms) {
+    sms = sm_count();
+    if (sms <= 0) {
+      if (err) snprintf(err, errlen, "shoal_coll_gpu_launch: sms: the GPU's multiprocessor count is not available");
+      return -1;
+    }
+  }
+  pl->cfg.sms = sms;
+  size_t tile = a->cfg.tile;
+  if (!tile) { /* about one tile per block, 512 B to one chunk (NT * VPT * 16 = 32 KiB) */
+    const size_t chunk = (size_t)SHOAL_COLL_GPU_THREADS * SHOAL_COLL_GPU_VPT * 16;
+    tile = (a->nbytes + sms - 1) / sms;
+    tile = (tile + 15) & ~(size_t)15;
+    if (tile < 512) tile = 512;
+    if (tile > chunk) tile = chunk;
+  }
+  pl->cfg.tile = tile;
+  const size_t ntiles = a->nbytes ? (a->nbytes + tile - 1) / tile : 0;
+  pl->grid = (unsigned)(ntiles < (size_t)sms ? (ntiles ? ntiles : 1) : (size_t)sms);
+  pl->shmem = (!pl->wclass && a->cfg.variant == SHOAL_COLL_GPU_HOISTED)
+                  ? (size_t)w * sizeof(char *) * (a->op == SHOAL_COLL_GPU_ALLTOALL ? 2 : 1)
+                  : 0;
+  return 0;
+}
+
+} // namespace shoal_cg
+#endif

@@ -1,0 +1,118 @@
+/*
+ * coll_gpu_port.h - the few vendor differences of the GPU collective kernels, so that one .cu source builds with nvcc
+ * (CUDA) and with hipcc (HIP, AMD). Host runtime names: SHOAL_GPU_API(Malloc) is cudaMalloc or hipMalloc, and so on for
+ * every name the two runtimes share after their prefix. Device side: system-scope release stores and acquire loads,
+ * a nanosecond clock, a short sleep, dynamic shared memory. No warp size is assumed anywhere.
+ *
+ * A third target, SHOAL_COLL_GPU_EMULATE, compiles the same kernels as plain C++ for a CPU emulation in which one
+ * process is one PE and runs its blocks one after the other, a block's threads being threads (tests/gpu/coll/
+ * coll_gpu_emu.cpp: the kernels' indexing and completion protocol checked without a GPU, in CI).
+ */
+#ifndef SHOAL_COLL_GPU_PORT_H
+#define SHOAL_COLL_GPU_PORT_H
+
+#if defined(SHOAL_COLL_GPU_EMULATE)
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __launch_bounds__(...)
+#define __shared__ static /* one block at a time per process (= per PE) */
+struct shoal_emu_dim { unsigned x, y, z; };
+extern thread_local shoal_emu_dim threadIdx, blockIdx;
+extern shoal_emu_dim blockDim, gridDim;
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+void __syncthreads(void);
+inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned atomicExch(unsigned *p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+extern char *shoal_emu_dyn_shared; /* the launch's dynamic shared memory */
+#define SHOAL_DYN_SHARED(type, name) type *name = (type *)shoal_emu_dyn_shared
+namespace shoal_port {
+inline void st_release_sys(unsigned long long *p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+inline unsigned long long ld_acquire_sys(const unsigned long long *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline unsigned long long clock_ns() {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
+inline void pause() { sched_yield(); }
+} // namespace shoal_port
+#else
+#define SHOAL_DYN_SHARED(type, name) extern __shared__ type name[]
+#endif
+
+#if defined(SHOAL_COLL_GPU_EMULATE)
+#elif defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_runtime.h>
+#define SHOAL_GPU_API(name) hip##name
+#define SHOAL_GPU_ATTR_SM_COUNT hipDeviceAttributeMultiprocessorCount
+#define SHOAL_GPU_VENDOR "hip"
+#define SHOAL_GPU_HOST_ALLOC(p, n) hipHostMalloc(p, n, 0) /* pinned host memory */
+#define SHOAL_GPU_HOST_FREE(p) hipHostFree(p)
+#else
+#include <cuda_runtime.h>
+#define SHOAL_GPU_API(name) cuda##name
+#define SHOAL_GPU_ATTR_SM_COUNT cudaDevAttrMultiProcessorCount
+#define SHOAL_GPU_VENDOR "cuda"
+#define SHOAL_GPU_HOST_ALLOC(p, n) cudaMallocHost(p, n)
+#define SHOAL_GPU_HOST_FREE(p) cudaFreeHost(p)
+#endif
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+namespace shoal_port {
+
+/* Store v to *p with release semantics at system scope: every store this thread made (or observed, e.g. through a
+ * preceding __threadfence_system and a barrier) is visible to a thread anywhere that acquires *p and sees v. */
+__device__ __forceinline__ void st_release_sys(unsigned long long *p, unsigned long long v) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+#elif defined(__CUDA_ARCH__)
+  asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  (void)p, (void)v;
+#endif
+}
+
+/* Load *p with acquire semantics at system scope. */
+__device__ __forceinline__ unsigned long long ld_acquire_sys(const unsigned long long *p) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+#elif defined(__CUDA_ARCH__)
+  unsigned long long v;
+  asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  (void)p;
+  return 0;
+#endif
+}
+
+/* Nanoseconds from a clock that all multiprocessors share. */
+__device__ __forceinline__ unsigned long long clock_ns() {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return __builtin_amdgcn_s_memrealtime() * 10ull; /* 100 MHz on gfx9 */
+#elif defined(__CUDA_ARCH__)
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  return 0;
+#endif
+}
+
+/* Back off briefly while polling a flag. */
+__device__ __forceinline__ void pause() {
+#if defined(__HIP_DEVICE_COMPILE__)
+  __builtin_amdgcn_s_sleep(2);
+#elif defined(__CUDA_ARCH__)
+  __nanosleep(64);
+#endif
+}
+
+} // namespace shoal_port
+#endif
+#endif

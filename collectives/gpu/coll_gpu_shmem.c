@@ -1,0 +1,206 @@
+/*
+ * coll_gpu_shmem.c - the GPU fcollect / alltoall kernels behind the OpenSHMEM API (issue 6, docs/gpu-collectives.md).
+ *
+ * The area the kernels signal in is part of the device heap's internal area (device/gpu.c's layout, offset coll: the
+ * same offset on every PE); shoal_coll_gpu_init, called by the device heap's init once it is up, sets it up:
+ *   flags  [SHOAL_TEAM_SLOTS + 1][npes] u64   one row per team slot (indexed by the sender's team rank) and one for the
+ *                                            block-scoped device forms (world ranks)
+ *   tables [SHOAL_TEAM_SLOTS][npes] char *   per slot, the team members' heap bases in this process (local contents)
+ *   sync   [SHOAL_TEAM_SLOTS + 1]            per slot, the completion counter and epoch (local contents)
+ * A team slot is re-armed (its flags, table and epoch reset, then a team sync) the first time a GPU collective runs on
+ * a team object other than the slot's last one, so that teams that reuse a slot start from equal epochs.
+ *
+ * shoal_coll_gpu_fcollect / shoal_coll_gpu_alltoall are the entry points of the host collectives (collectives/coll_*.c):
+ * they take the call when the kernels are built, the device heap is up, and dest and source are on it; otherwise they
+ * return SHOAL_ERR_NOSYS and the host algorithm runs. Completion: in the kernel (device flags, SHOAL_COLL_GPU_SYNC=
+ * device) when the PEs' kernels can run concurrently (one PE per GPU, or MPS running), else the kernel without the wait
+ * followed by a stream synchronize and a team barrier on the host (SHOAL_COLL_GPU_SYNC=host).
+ */
+#include "coll.h"
+#include "gpu.h"
+#include "gpu/coll_gpu.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#ifndef SHOAL_HAVE_COLL_GPU
+#define SHOAL_HAVE_COLL_GPU 0
+#endif
+
+static struct {
+  bool ready;
+  int npes;
+  char *area;                 /* this PE's reservation (device heap) */
+  size_t flags_off;           /* offset of the flag rows from the device heap base */
+  char **tables;              /* [SLOTS][npes], device memory */
+  shoal_coll_gpu_sync_t *sync;/* [SLOTS + 1], device memory */
+  const void *slot_team[SHOAL_TEAM_SLOTS]; /* team object each slot was last armed for */
+  void *stream;               /* for the blocking forms */
+  int wait;                   /* 1: completion in the kernel; 0: host barrier */
+  shoal_coll_gpu_cfg_t cfg;
+} C;
+
+size_t shoal_coll_gpu_area_bytes(int npes) {
+  return (size_t)(SHOAL_TEAM_SLOTS + 1) * npes * 8 + (size_t)SHOAL_TEAM_SLOTS * npes * sizeof(char *) +
+         (SHOAL_TEAM_SLOTS + 1) * sizeof(shoal_coll_gpu_sync_t);
+}
+
+/* Does this process share its GPU through MPS (then the PEs' kernels run concurrently)? The driver's answer where it
+ * gives one (CUDA 12.4+); else whether an MPS control pipe exists (a pipe left behind by a stopped daemon fools this
+ * fallback: the kernels then time-slice and every in-kernel wait costs time slices, not correctness). */
+static bool mps_running(void) {
+#if SHOAL_HAVE_COLL_GPU
+  const int m = shoal_coll_gpu_mps_enabled();
+  if (m >= 0) return m == 1;
+#endif
+  const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+  char path[512];
+  snprintf(path, sizeof path, "%s/control", dir && *dir ? dir : "/tmp/nvidia-mps");
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+static void cfg_from_env(void) {
+  C.cfg.variant = strcmp(shoal_env.coll_variant, "naive") ? SHOAL_COLL_GPU_HOISTED : SHOAL_COLL_GPU_NAIVE;
+  C.cfg.group = strcmp(shoal_env.coll_gpu_g, "auto") ? atoi(shoal_env.coll_gpu_g) : 0;
+  C.cfg.sms = shoal_env.coll_gpu_sms > 0 ? (int)shoal_env.coll_gpu_sms : 0;
+  C.cfg.tile = shoal_env.coll_gpu_tile;
+  if (C.cfg.tile % 16)
+    shoal_fatal("shmem_init", "SHOAL_COLL_GPU_TILE=%zu is not valid: expected 0 (auto) or a multiple of 16 bytes",
+                C.cfg.tile);
+}
+
+int shoal_coll_gpu_init(void) {
+  const shmemx_device_state_t *st = shoal_gpu_state();
+  if (!SHOAL_HAVE_COLL_GPU || !st || C.ready || shoal_g.npes > SHMEMX_DEVICE_MAX_PES) return SHOAL_OK;
+  cfg_from_env();
+  const int n = shoal_g.npes;
+  const size_t bytes = shoal_coll_gpu_area_bytes(n);
+  shoal_gpu_layout_t lay;
+  if (shoal_gpu_layout_make(n, &lay)) return SHOAL_ERR_INVAL;
+  C.area = st->heap_base + lay.coll;
+  C.npes = n;
+  C.flags_off = (size_t)(C.area - st->heap_base);
+  C.tables = (char **)(C.area + (size_t)(SHOAL_TEAM_SLOTS + 1) * n * 8);
+  C.sync = (shoal_coll_gpu_sync_t *)((char *)C.tables + (size_t)SHOAL_TEAM_SLOTS * n * sizeof(char *));
+  shoal_gpu_memset(C.area, 0, bytes);
+  if (shoal_gpu_ops.stream_create(&C.stream)) return SHOAL_ERR;
+  char **bases = malloc((size_t)n * sizeof *bases); /* slot 0's table: world, also the device forms' */
+  if (!bases) return SHOAL_ERR_NOMEM;
+  for (int p = 0; p < n; p++) bases[p] = st->heap_base + st->delta[p];
+  shoal_status_t rc = shoal_gpu_ops.memcpy(C.tables, bases, (size_t)n * sizeof *bases, C.stream);
+  if (!rc) rc = shoal_gpu_ops.stream_sync(C.stream);
+  free(bases);
+  if (rc) return rc;
+  if (!strcmp(shoal_env.coll_gpu_sync, "device")) C.wait = 1;
+  else if (!strcmp(shoal_env.coll_gpu_sync, "host")) C.wait = 0;
+  else C.wait = st->pes_per_gpu <= 1 || mps_running();
+  C.ready = true;
+  SHOAL_DEBUG(SHOAL_SUB_COLL, "GPU collectives: %zu bytes of flags at device heap offset %zu, completion %s, %s",
+              bytes, C.flags_off, C.wait ? "in the kernel" : "host barrier", shoal_env.coll_variant);
+  return SHOAL_OK;
+}
+
+void shoal_coll_gpu_fini(void) {
+  if (!C.ready) return;
+  shoal_gpu_ops.stream_sync(C.stream);
+  shoal_gpu_ops.stream_destroy(C.stream);
+  memset(&C, 0, sizeof C);
+}
+
+/* Slot of team t, armed for it: the members' heap bases in this process, flags and epoch from zero (then a team
+ * sync, so that no member signals into a row another member still resets). */
+static int arm(shoal_team_t *t, const shmemx_device_state_t *st) {
+  const int slot = t->slot;
+  if (C.slot_team[slot] == (const void *)t) return slot;
+  char **bases = malloc((size_t)t->size * sizeof *bases);
+  if (!bases) shoal_fatal("shmem_team", "out of host memory");
+  for (int r = 0; r < t->size; r++) bases[r] = st->heap_base + st->delta[t->world[r]];
+  shoal_coll_gpu_sync_t zero;
+  memset(&zero, 0, sizeof zero);
+  if (shoal_gpu_ops.memcpy(C.tables + (size_t)slot * C.npes, bases, (size_t)t->size * sizeof *bases, C.stream) ||
+      shoal_gpu_ops.memset(C.area + (size_t)slot * C.npes * 8, 0, (size_t)C.npes * 8, C.stream) ||
+      shoal_gpu_ops.memcpy(&C.sync[slot], &zero, sizeof zero, C.stream) || shoal_gpu_ops.stream_sync(C.stream))
+    shoal_fatal("shmem_team", "cannot set up the GPU collective state of team slot %d", slot);
+  free(bases);
+  C.slot_team[slot] = t;
+  shmem_team_sync((shmem_team_t)t);
+  return slot;
+}
+
+/* The GPU path of one call, or SHOAL_ERR_NOSYS to let the host algorithm run. stream NULL: blocking. */
+static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
+                    const char *routine) {
+  const shmemx_device_state_t *st = shoal_gpu_state();
+  if (!C.ready || !st || t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS) return SHOAL_ERR_NOSYS;
+  const size_t dbytes = nbytes * (size_t)t->size, sbytes = op == SHOAL_COLL_GPU_ALLTOALL ? dbytes : nbytes;
+  if (!shoal_gpu_heap_owns(dest) || !shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ||
+      !shoal_gpu_heap_owns(source) || !shoal_gpu_heap_owns((const char *)source + sbytes - 1))
+    return SHOAL_ERR_NOSYS;
+  if (!nbytes) return SHOAL_OK;
+  const int slot = arm(t, st);
+  shoal_coll_gpu_args_t a;
+  memset(&a, 0, sizeof a);
+  a.op = op;
+  a.me = t->rank;
+  a.npes = t->size;
+  a.peer_base = C.tables + (size_t)slot * C.npes;
+  a.dst_off = (size_t)((const char *)dest - st->heap_base);
+  a.src = source;
+  a.nbytes = nbytes;
+  a.flag_off = C.flags_off + (size_t)slot * C.npes * 8;
+  a.sync = &C.sync[slot];
+  a.wait = C.wait;
+  a.cfg = C.cfg;
+  void *s = stream ? stream : C.stream;
+  char err[256];
+  if (shoal_coll_gpu_launch(&a, s, err, sizeof err)) shoal_fatal(routine, "%s", err);
+  if (!stream || !C.wait) { /* blocking, or the host-side completion */
+    if (shoal_gpu_ops.stream_sync(s)) shoal_fatal(routine, "the collective kernel failed (stream %p)", s);
+    if (!C.wait) shmem_team_sync((shmem_team_t)t);
+  }
+  return SHOAL_OK;
+}
+
+int shoal_coll_gpu_fcollect(shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
+                            const char *routine) {
+  return gpu_coll(SHOAL_COLL_GPU_FCOLLECT, t, dest, source, nbytes, stream, routine);
+}
+
+int shoal_coll_gpu_alltoall(shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
+                            const char *routine) {
+  return gpu_coll(SHOAL_COLL_GPU_ALLTOALL, t, dest, source, nbytes, stream, routine);
+}
+
+/* ---- public: stream-ordered forms ---- */
+static int on_stream(int op, const char *routine, shmem_team_t team, void *dest, const void *source, size_t nelems,
+                     void *stream) {
+  SHOAL_CHECK_INIT(routine);
+  shoal_team_t *t = shoal_team_get(team, routine);
+  if (gpu_coll(op, t, dest, source, nelems, stream, routine) == SHOAL_OK) return 0;
+  /* Host buffers (or no GPU kernels): drain the stream, then the host collective. */
+  if (shoal_gpu_heap_ready() && shoal_gpu_ops.stream_sync(stream))
+    shoal_fatal(routine, "cannot synchronize stream %p", stream);
+  return op == SHOAL_COLL_GPU_ALLTOALL ? shmem_alltoallmem(team, dest, source, nelems)
+                                       : shmem_fcollectmem(team, dest, source, nelems);
+}
+
+int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream) {
+  return on_stream(SHOAL_COLL_GPU_FCOLLECT, "shmemx_fcollectmem_on_stream", team, dest, source, nelems, stream);
+}
+
+int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream) {
+  return on_stream(SHOAL_COLL_GPU_ALLTOALL, "shmemx_alltoallmem_on_stream", team, dest, source, nelems, stream);
+}
+
+int shmemx_coll_device_info(void *buf, size_t len) {
+  SHOAL_CHECK_INIT("shmemx_coll_device_info");
+  if (!C.ready || !buf || len != sizeof(shmemx_coll_device_info_t)) return -1;
+  shmemx_coll_device_info_t *i = buf;
+  memset(i, 0, sizeof *i);
+  i->size = sizeof *i;
+  i->flag_off = C.flags_off + (size_t)SHOAL_TEAM_SLOTS * C.npes * 8; /* the device forms' row */
+  i->table = C.tables;                                               /* slot 0: SHMEM_TEAM_WORLD, world ranks */
+  i->sync = &C.sync[SHOAL_TEAM_SLOTS];
+  return 0;
+}

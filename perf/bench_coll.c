@@ -1,0 +1,371 @@
+/*
+ * bench_coll.c - collectives of an OpenSHMEM implementation against a straightforward put-then-barrier version of
+ * each and against memcpy (standard API only: OpenSHMEM 1.5 team forms where <shmem.h> is 1.5 or later, the 1.4
+ * active-set forms otherwise, so that it also builds with Open MPI's OSHMEM).
+ *
+ * Rows: barrier (team_sync / shmem_barrier vs barrier_all), then for each size from 8 B to --max-size (powers of 2):
+ *   broadcast   PE 0's `bytes` to every PE           ref: PE 0 putmem to every PE (itself included), barrier_all
+ *   fcollect    every PE's `bytes` to every PE        ref: every PE putmem its block to every PE, barrier_all
+ *   alltoall    `bytes` from every PE to every PE     ref: every PE putmem block j to PE j, barrier_all
+ *   sum_reduce  `bytes` of longs, summed              ref: every PE putmem its vector into slot me of every PE's
+ *                                                          work array, barrier_all, local sum, barrier_all
+ * usec: median time per call. Every number is the MEDIAN of NBATCH batches; a batch times K back-to-back calls on
+ * every PE (K calibrated so that a batch takes ~1 ms x --iters-scale) and ends with a barrier that is inside the
+ * timing, so the slowest PE counts. The batches of a collective, its reference and the two memcpy references are
+ * interleaved, so that all see the same machine. vs_ref = ref_usec / usec (> 1: faster than put-then-barrier).
+ * GB/s = bytes landing in each PE's dest per second: `bytes` for broadcast and sum_reduce, npes x `bytes` for
+ * fcollect and alltoall. memcpy_GB/s: one memcpy of that many bytes between private buffers on PE 0 while the
+ * other PEs wait (vs_memcpy = GB/s / memcpy_GB/s); memcpy_all: every PE copies that many bytes at the same time
+ * (per-PE GB/s; with more PEs than cores this is what the machine can give each PE).
+ * Each collective's result is checked once per size (a message on stderr and exit status 1 when wrong).
+ *
+ * Usage: bench_coll [--iters-scale F] [--min-size BYTES] [--max-size BYTES] [--only NAME] [--csv]
+ *   --only: barrier, broadcast, fcollect, alltoall or sum_reduce (default: all)
+ * Build and run: oshcc -O2 perf/bench_coll.c -o bench_coll && oshrun -n 4 ./bench_coll   (see perf/README.md)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <shmem.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if SHMEM_MAJOR_VERSION > 1 || (SHMEM_MAJOR_VERSION == 1 && SHMEM_MINOR_VERSION >= 5)
+#define TEAMS 1 /* team-based collectives (1.5) */
+#else
+#define TEAMS 0 /* active-set collectives (1.4) */
+#endif
+
+#define NBATCH 21
+#define KMAX (1L << 22)
+
+static int me, npes, csv, failed;
+static double target_s = 1e-3;
+static char *sbuf, *dbuf, *wbuf; /* symmetric: max_size, npes x max_size, npes x max_size */
+static char *pa, *pb;            /* private, for memcpy */
+static long bc_val;
+static void *(*volatile memcpy_fn)(void *, const void *, size_t) = memcpy;
+#if !TEAMS
+static long pSync[2][SHMEM_REDUCE_SYNC_SIZE], pSyncB[SHMEM_BARRIER_SYNC_SIZE];
+static long *pWrk;
+static int ps;
+static long *psync(void) { return pSync[ps ^= 1]; } /* alternate, as the 1.4 pSync rules ask */
+#endif
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static long bcast_long(long v) {
+  if (me == 0)
+    for (int pe = 1; pe < npes; pe++) shmem_long_p(&bc_val, v, pe);
+  if (me == 0) bc_val = v;
+  shmem_barrier_all();
+  long r = bc_val;
+  shmem_barrier_all();
+  return r;
+}
+
+/* ---- the operations: op(k, n) runs k calls on every PE ---- */
+typedef void (*op_fn)(long k, size_t n);
+
+static void coll_barrier(void) {
+#if TEAMS
+  shmem_team_sync(SHMEM_TEAM_WORLD);
+#else
+  shmem_barrier(0, 0, npes, pSyncB);
+#endif
+}
+static void coll_bcast(size_t n) {
+#if TEAMS
+  shmem_broadcastmem(SHMEM_TEAM_WORLD, dbuf, sbuf, n, 0);
+#else
+  shmem_broadcast64(dbuf, sbuf, n / 8, 0, 0, 0, npes, psync());
+  if (me == 0) memcpy(dbuf, sbuf, n); /* the 1.4 root's dest is not written; 1.5 writes it */
+#endif
+}
+static void coll_fcollect(size_t n) {
+#if TEAMS
+  shmem_fcollectmem(SHMEM_TEAM_WORLD, dbuf, sbuf, n);
+#else
+  shmem_fcollect64(dbuf, sbuf, n / 8, 0, 0, npes, psync());
+#endif
+}
+static void coll_alltoall(size_t n) {
+#if TEAMS
+  shmem_alltoallmem(SHMEM_TEAM_WORLD, dbuf, sbuf, n);
+#else
+  shmem_alltoall64(dbuf, sbuf, n / 8, 0, 0, npes, psync());
+#endif
+}
+static void coll_reduce(size_t n) {
+#if TEAMS
+  shmem_long_sum_reduce(SHMEM_TEAM_WORLD, (long *)dbuf, (const long *)sbuf, n / 8);
+#else
+  shmem_long_sum_to_all((long *)dbuf, (const long *)sbuf, (int)(n / 8), 0, 0, npes, pWrk, psync());
+#endif
+}
+
+static void op_barrier(long k, size_t n) {
+  (void)n;
+  for (long i = 0; i < k; i++) coll_barrier();
+}
+static void op_barrier_all(long k, size_t n) {
+  (void)n;
+  for (long i = 0; i < k; i++) shmem_barrier_all();
+}
+static void op_bcast(long k, size_t n) {
+  for (long i = 0; i < k; i++) coll_bcast(n);
+}
+static void op_bcast_ref(long k, size_t n) {
+  for (long i = 0; i < k; i++) {
+    if (me == 0)
+      for (int pe = 0; pe < npes; pe++) shmem_putmem(dbuf, sbuf, n, pe);
+    shmem_barrier_all();
+  }
+}
+static void op_fcollect(long k, size_t n) {
+  for (long i = 0; i < k; i++) coll_fcollect(n);
+}
+static void op_fcollect_ref(long k, size_t n) {
+  for (long i = 0; i < k; i++) {
+    for (int pe = 0; pe < npes; pe++) shmem_putmem(dbuf + (size_t)me * n, sbuf, n, pe);
+    shmem_barrier_all();
+  }
+}
+static void op_alltoall(long k, size_t n) {
+  for (long i = 0; i < k; i++) coll_alltoall(n);
+}
+static void op_alltoall_ref(long k, size_t n) {
+  for (long i = 0; i < k; i++) {
+    for (int pe = 0; pe < npes; pe++) shmem_putmem(dbuf + (size_t)me * n, sbuf + (size_t)pe * n, n, pe);
+    shmem_barrier_all();
+  }
+}
+static void op_reduce(long k, size_t n) {
+  for (long i = 0; i < k; i++) coll_reduce(n);
+}
+static void op_reduce_ref(long k, size_t n) {
+  size_t m = n / 8;
+  long *d = (long *)dbuf;
+  for (long i = 0; i < k; i++) {
+    for (int pe = 0; pe < npes; pe++) shmem_putmem(wbuf + (size_t)me * n, sbuf, n, pe);
+    shmem_barrier_all();
+    memcpy(d, wbuf, n);
+    for (int j = 1; j < npes; j++) {
+      const long *w = (const long *)(wbuf + (size_t)j * n);
+      for (size_t e = 0; e < m; e++) d[e] += w[e];
+    }
+    shmem_barrier_all(); /* the next call's puts must not overwrite wbuf before it is summed */
+  }
+}
+static void op_memcpy(long k, size_t n) {
+  if (me == 0)
+    for (long i = 0; i < k; i++) memcpy_fn(i & 1 ? pa : pb, i & 1 ? pb : pa, n);
+}
+static void op_memcpy_all(long k, size_t n) {
+  for (long i = 0; i < k; i++) memcpy_fn(i & 1 ? pa : pb, i & 1 ? pb : pa, n);
+}
+
+/* One batch of k calls on every PE, ending with a barrier inside the timing; PE 0 returns seconds per call. One
+ * untimed call first puts the op's buffers in the state its own calls leave them in (caches, TLBs). */
+static double batch(op_fn op, long k, size_t n) {
+  op(1, n);
+  shmem_barrier_all();
+  double t0 = now();
+  op(k, n);
+  shmem_barrier_all();
+  return (now() - t0) / k;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* K for op: grow until a batch takes about target_s (also the warm-up). Collective; every PE gets PE 0's K. */
+static long calibrate(op_fn op, size_t n) {
+  long k = 1;
+  for (;;) {
+    double t = batch(op, k, n), batch_s = t * k;
+    long next = 0;
+    if (me == 0 && batch_s < 0.5 * target_s && k < KMAX) {
+      double g = batch_s > 0 ? target_s / batch_s : 16;
+      next = (long)(k * (g > 16 ? 16 : g < 2 ? 2 : g));
+    } else if (me == 0) {
+      next = -(long)(target_s / t + 1);
+    }
+    next = bcast_long(next);
+    if (next < 0) return -next > KMAX ? KMAX : -next;
+    k = next;
+  }
+}
+
+/* Median seconds per call of each of the m operations ops[i] (on ns[i] bytes), meaningful on PE 0. Their batches
+ * are interleaved so that all see the same machine (a loaded or migrating VM shifts every timing; their ratios
+ * stay). Collective. */
+static void measure_set(int m, op_fn *ops, const size_t *ns, double *out) {
+  long k[4];
+  double t[4][NBATCH];
+  for (int i = 0; i < m; i++) k[i] = calibrate(ops[i], ns[i]);
+  for (int b = 0; b < NBATCH; b++)
+    for (int j = 0; j < m; j++) { /* each op follows each other op equally often */
+      int i = (b + j) % m;
+      t[i][b] = batch(ops[i], k[i], ns[i]);
+    }
+  for (int i = 0; i < m; i++) {
+    qsort(t[i], NBATCH, sizeof t[i][0], cmp_double);
+    out[i] = t[i][NBATCH / 2];
+  }
+}
+
+/* ---- checks: one call with known inputs, every PE looks at its dest ---- */
+static long val(int pe, size_t i) { return (long)(pe + 1) * 1000003L + (long)i; }
+
+static void check(const char *name, void (*call)(size_t), size_t n) {
+  size_t m = n / 8;
+  long *s = (long *)sbuf, *d = (long *)dbuf;
+  int bad = 0, alltoall = call == coll_alltoall;
+  shmem_barrier_all();
+  for (size_t j = 0; j < (alltoall ? (size_t)npes : 1); j++)
+    for (size_t i = 0; i < m; i++) s[j * m + i] = val(me, i) + (long)j * 7;
+  memset(dbuf, 0, (size_t)npes * n);
+  shmem_barrier_all();
+  call(n);
+  shmem_barrier_all();
+  for (size_t i = 0; i < m && !bad; i++) {
+    if (call == coll_bcast) bad = d[i] != val(0, i);
+    if (call == coll_reduce) {
+      long want = 0;
+      for (int p = 0; p < npes; p++) want += val(p, i);
+      bad = d[i] != want;
+    }
+    for (int p = 0; p < npes && (call == coll_fcollect || alltoall); p++)
+      bad |= d[(size_t)p * m + i] != val(p, i) + (alltoall ? me * 7 : 0);
+  }
+  if (bad) {
+    fprintf(stderr, "bench_coll: PE %d: %s of %zu bytes gave a wrong result\n", me, name, n);
+    failed = 1;
+  }
+}
+
+static void row(const char *test, size_t bytes, size_t dest_bytes, double s, const char *refname, double ref_s,
+                double mc, double mc_all) {
+  if (me != 0) return;
+  double us = s * 1e6, gbs = dest_bytes ? dest_bytes / s / 1e9 : 0;
+  double mgbs = dest_bytes ? dest_bytes / mc / 1e9 : 0, agbs = dest_bytes ? dest_bytes / mc_all / 1e9 : 0;
+  if (csv) {
+    printf("%s,%zu,%.4f,%.4f,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", test, bytes, us, gbs, refname, ref_s * 1e6,
+           ref_s / s, mgbs, dest_bytes ? gbs / mgbs : 0, agbs, dest_bytes ? gbs / agbs : 0);
+  } else if (dest_bytes) {
+    printf("%-11s %8zu %10.2f %7.2f %-9s %10.2f %6.2f %7.2f %6.2f %7.2f %6.2f\n", test, bytes, us, gbs, refname,
+           ref_s * 1e6, ref_s / s, mgbs, gbs / mgbs, agbs, gbs / agbs);
+  } else {
+    printf("%-11s %8s %10.2f %7s %-9s %10.2f %6.2f %7s %6s %7s %6s\n", test, "-", us, "-", refname, ref_s * 1e6,
+           ref_s / s, "-", "-", "-", "-");
+  }
+  fflush(stdout);
+}
+
+static void usage(void) {
+  if (me == 0)
+    fprintf(stderr, "usage: bench_coll [--iters-scale F] [--min-size BYTES] [--max-size BYTES] [--only NAME] [--csv]\n");
+  shmem_finalize();
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  size_t max_size = 4u << 20, min_size = 8;
+  double scale = 1.0;
+  const char *only = NULL;
+#if !TEAMS
+  for (int k = 0; k < SHMEM_REDUCE_SYNC_SIZE; k++) pSync[0][k] = pSync[1][k] = SHMEM_SYNC_VALUE;
+  for (int k = 0; k < SHMEM_BARRIER_SYNC_SIZE; k++) pSyncB[k] = SHMEM_SYNC_VALUE;
+#endif
+  shmem_init();
+  me = shmem_my_pe();
+  npes = shmem_n_pes();
+  for (int i = 1; i < argc; i++) {
+    char *end = NULL;
+    if (!strcmp(argv[i], "--csv")) csv = 1;
+    else if (!strcmp(argv[i], "--iters-scale") && i + 1 < argc) scale = strtod(argv[++i], &end);
+    else if (!strcmp(argv[i], "--max-size") && i + 1 < argc) max_size = strtoull(argv[++i], &end, 0);
+    else if (!strcmp(argv[i], "--min-size") && i + 1 < argc) min_size = strtoull(argv[++i], &end, 0);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else usage();
+    if (end && (*end || scale <= 0 || max_size < 8 || min_size < 8 || min_size % 8)) usage();
+  }
+  target_s *= scale;
+  size_t big = (size_t)npes * max_size;
+  sbuf = shmem_malloc(big);
+  dbuf = shmem_malloc(big);
+  wbuf = shmem_malloc(big);
+#if !TEAMS
+  pWrk = shmem_malloc((max_size / 16 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * sizeof(long));
+#endif
+  pa = malloc(big);
+  pb = malloc(big);
+  if (!sbuf || !dbuf || !wbuf || !pa || !pb) {
+    fprintf(stderr, "bench_coll: PE %d: cannot allocate 5 x %zu bytes\n", me, big);
+    shmem_global_exit(1);
+  }
+  for (size_t i = 0; i < big; i++) sbuf[i] = dbuf[i] = wbuf[i] = pa[i] = pb[i] = (char)(i * 7 + me);
+  shmem_barrier_all();
+
+  if (me == 0) {
+    char name[SHMEM_MAX_NAME_LEN];
+    int major, minor;
+    shmem_info_get_name(name);
+    shmem_info_get_version(&major, &minor);
+    printf("# bench_coll: implementation \"%s\", OpenSHMEM %d.%d (header %d.%d), %d PEs, %s collectives\n", name,
+           major, minor, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION, npes, TEAMS ? "team (1.5)" : "active-set (1.4)");
+    printf("# median of %d batches of K calls, K such that a batch takes ~%.2f ms; GB/s = 1e9 B/s into each PE's "
+           "dest; vs_ref = ref_usec / usec\n", NBATCH, target_s * 1e3);
+    printf(csv ? "test,bytes,usec,GB/s,ref,ref_usec,vs_ref,memcpy_GB/s,vs_memcpy,memcpy_all_GB/s,vs_memcpy_all\n"
+               : "%-11s %8s %10s %7s %-9s %10s %6s %7s %6s %7s %6s\n",
+           "test", "bytes", "usec", "GB/s", "ref", "ref_usec", "vs_ref", "memcpy", "vs_mc", "mc_all", "vs_all");
+  }
+  if (!only || !strcmp(only, "barrier")) {
+    op_fn ops[2] = {op_barrier, op_barrier_all};
+    size_t ns[2] = {0, 0};
+    double t[2];
+    measure_set(2, ops, ns, t);
+    row("barrier", 0, 0, t[0], "barr_all", t[1], 0, 0);
+  }
+
+  static const struct {
+    const char *name;
+    op_fn op, ref;
+    void (*call)(size_t);
+    int dest_npes; /* dest bytes = bytes x npes */
+  } colls[] = {
+    {"broadcast", op_bcast, op_bcast_ref, coll_bcast, 0},
+    {"fcollect", op_fcollect, op_fcollect_ref, coll_fcollect, 1},
+    {"alltoall", op_alltoall, op_alltoall_ref, coll_alltoall, 1},
+    {"sum_reduce", op_reduce, op_reduce_ref, coll_reduce, 0},
+  };
+  for (int c = 0; c < 4; c++) {
+    if (only && strcmp(only, colls[c].name)) continue;
+    for (size_t n = min_size; n <= max_size; n *= 2) {
+      size_t dest = colls[c].dest_npes ? n * (size_t)npes : n;
+      op_fn ops[4] = {colls[c].op, colls[c].ref, op_memcpy, op_memcpy_all};
+      size_t ns[4] = {n, n, dest, dest};
+      double t[4];
+      measure_set(4, ops, ns, t);
+      check(colls[c].name, colls[c].call, n);
+      row(colls[c].name, n, dest, t[0], "put+barr", t[1], t[2], t[3]);
+    }
+  }
+  shmem_barrier_all();
+  if (failed) shmem_global_exit(1);
+  shmem_free(wbuf);
+  shmem_free(dbuf);
+  shmem_free(sbuf);
+  free(pa);
+  free(pb);
+  shmem_finalize();
+  return 0;
+}
