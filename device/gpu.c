@@ -62,7 +62,8 @@ shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out) {
   l.grid_bar = l.bar_epoch + LINE;
   l.amo_scratch = l.grid_bar + LINE;
   l.peer_delta = l.amo_scratch + LINE;
-  size_t end = l.peer_delta + (size_t)npes * sizeof(int64_t), chunk = (size_t)64 << 10;
+  l.coll = (l.peer_delta + (size_t)npes * sizeof(int64_t) + LINE - 1) / LINE * LINE;
+  size_t end = l.coll + shoal_coll_gpu_area_bytes(npes), chunk = (size_t)64 << 10;
   l.total = (end + chunk - 1) / chunk * chunk; /* the user heap starts 64 KiB-aligned: shmem_align up to 64 KiB */
   *out = l;
   return SHOAL_OK;

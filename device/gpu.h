@@ -81,7 +81,7 @@ int shoal_gpu_count_sharing(const char *busids, size_t len, int n, int me);
 /* Layout of the internal area at the start of the device heap: offsets of the barrier flags (symmetric), the local
  * barrier epoch, the grid barrier, the AMO scratch word, and the peer table for npes PEs; total bytes reserved. */
 typedef struct shoal_gpu_layout {
-  size_t bar_flags, bar_epoch, grid_bar, amo_scratch, peer_delta, total;
+  size_t bar_flags, bar_epoch, grid_bar, amo_scratch, peer_delta, coll, total; /* coll: GPU collectives (issue 6) */
 } shoal_gpu_layout_t;
 shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out);
 

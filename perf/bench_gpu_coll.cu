@@ -1,0 +1,329 @@
+/*
+ * bench_gpu_coll.cu - GPU all-gather (fcollect) and all-to-all bandwidth, as nccl-tests reports it, for the kernels of
+ * collectives/gpu (every variant, G and COMM_SMS) on W PEs of one host, with the device-to-device cudaMemcpy ceiling
+ * measured in the same run; built with -DSHOAL_BENCH_NVSHMEM against NVSHMEM it measures NVSHMEM's
+ * nvshmemx_char_{fcollect,alltoall}_on_stream on the same PEs instead.
+ *
+ *   bench_gpu_coll -W n [--procs] [--op fcollect|alltoall|both] [--variants naive,hoisted] [--g 0,1,2,4,8]
+ *                  [--sms 0,66] [--tile BYTES] [--min SIZE] [--max SIZE] [--factor F] [--sync device|host]
+ *                  [--ceiling] [--csv FILE] [--label TEXT]
+ *
+ * PEs: W threads of one process (default) or W processes sharing their heaps by CUDA IPC (--procs; several processes
+ * on one GPU need MPS to run their kernels concurrently). Sizes are bytes per PE block (nbytes: what each PE
+ * contributes to an all-gather, or sends to each peer in an all-to-all), from --min to --max (default 4 KiB to 1 GiB,
+ * capped so that the buffers fit in 75% of the GPU), times --factor (default 4).
+ * Reported, per nccl-tests (PERFORMANCE.md): size = W * nbytes (the all-gather output, the all-to-all send buffer),
+ * time = per call (max over PEs of the mean of N back-to-back calls), algbw = size / time, busbw = algbw * (W-1) / W;
+ * and moved = bytes read + written by all PEs / time (fcollect: W n + W^2 n; alltoall: 2 W^2 n), the figure to set
+ * against the copy ceiling (cudaMemcpy device to device: 2 S / time).
+ * G = 0 and sms = 0 mean the launcher's automatic choice. --sync host: kernels without the in-kernel wait, then stream
+ * synchronize + host barrier per call (the launcher's fallback when the PEs' kernels cannot run concurrently).
+ */
+#include <math.h>
+#include <time.h>
+
+#include <algorithm>
+#include <string>
+
+#include "coll_gpu_world.h"
+#ifdef SHOAL_BENCH_NVSHMEM
+#include <nvshmem.h>
+#include <nvshmemx.h>
+#endif
+
+namespace {
+
+struct opts {
+  int W = 4, procs = 0, ceiling = 0, host_sync = 0;
+  std::vector<int> ops = {SHOAL_COLL_GPU_FCOLLECT, SHOAL_COLL_GPU_ALLTOALL};
+  std::vector<int> variants = {SHOAL_COLL_GPU_NAIVE, SHOAL_COLL_GPU_HOISTED};
+  std::vector<int> gs = {0}, sms = {0};
+  size_t tile = 0, min = 4096, max = (size_t)1 << 30;
+  double factor = 4;
+  const char *csv = nullptr, *label = "";
+};
+
+size_t parse_size(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  switch (*end) {
+  case 'k': case 'K': v *= 1024; break;
+  case 'm': case 'M': v *= 1048576; break;
+  case 'g': case 'G': v *= 1073741824.0; break;
+  default: break;
+  }
+  return (size_t)v;
+}
+
+std::vector<int> parse_list(const char *s) {
+  std::vector<int> v;
+  for (const char *p = s; *p;) {
+    v.push_back(atoi(p));
+    p += strcspn(p, ",");
+    if (*p) p++;
+  }
+  return v;
+}
+
+/* Shared results: per PE, the time of the last measurement; PE 0 publishes the iteration count. */
+struct shared_res {
+  double ms[CW_MAX_PES];
+  int iters;
+  size_t cap;
+};
+
+double now_ms() {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+void emit(const opts &o, FILE *f, const char *impl, const char *op, int W, const char *variant, int g, int sms,
+          size_t tile, size_t n, double us, const char *kernel) {
+  const double size = (double)W * n;
+  const double algbw = size / (us * 1e3); /* GB/s */
+  const double busbw = algbw * (W - 1) / W;
+  const double moved = (!strcmp(op, "alltoall") ? 2.0 * W * W * n : (double)W * n + (double)W * W * n) / (us * 1e3);
+  char line[512];
+  snprintf(line, sizeof line, "%s,%s,%s,%d,%s,%d,%d,%zu,%zu,%.0f,%.2f,%.2f,%.2f,%.2f,%s,%s", impl,
+           o.procs ? "procs" : "threads", op, W, variant, g, sms, tile, n, size, us, algbw, busbw, moved, kernel, o.label);
+  printf("%s\n", line);
+  if (f) fprintf(f, "%s\n", line);
+}
+
+const char *CSV_HEADER = "impl,mode,op,W,variant,G,sms,tile,bytes_per_pe,size,time_us,algbw_GBs,busbw_GBs,moved_GBs,"
+                         "kernel,label";
+
+/* Time calls of `call` (one collective on this PE's stream): warm up, let PE 0 choose N so that a measurement takes
+ * about 20 ms (5 to 500 calls), then N back-to-back calls between two events. Returns the max over PEs in us. */
+template <class F> double measure(cw_pe &pe, shared_res *r, F call, bool host_sync) {
+  API(Event_t) e0, e1;
+  CK(API(EventCreate)(&e0));
+  CK(API(EventCreate)(&e1));
+  auto one = [&] {
+    call();
+    if (host_sync) {
+      CK(API(StreamSynchronize)(pe.s));
+      cw_barrier(pe);
+    }
+  };
+  cw_barrier(pe);
+  const double t0 = now_ms();
+  for (int i = 0; i < 3; i++) one();
+  CK(API(StreamSynchronize)(pe.s));
+  const double warm = (now_ms() - t0) / 3;
+  cw_barrier(pe);
+  if (pe.me == 0) r->iters = std::max(5, std::min(500, (int)(20.0 / std::max(warm, 1e-3))));
+  cw_barrier(pe);
+  const int iters = r->iters;
+  CK(API(EventRecord)(e0, pe.s));
+  for (int i = 0; i < iters; i++) one();
+  CK(API(EventRecord)(e1, pe.s));
+  CK(API(EventSynchronize)(e1));
+  float ms = 0;
+  CK(API(EventElapsedTime)(&ms, e0, e1));
+  r->ms[pe.me] = ms / iters;
+  cw_barrier(pe);
+  double mx = 0;
+  for (int p = 0; p < pe.W; p++) mx = std::max(mx, r->ms[p]);
+  cw_barrier(pe);
+  CK(API(EventDestroy)(e0));
+  CK(API(EventDestroy)(e1));
+  return mx * 1e3;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  opts o;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : "";
+    if (a == "-W" && *v) o.W = atoi(argv[++i]);
+    else if (a == "--procs") o.procs = 1;
+    else if (a == "--ceiling") o.ceiling = 1;
+    else if (a == "--op" && *v) {
+      std::string s = argv[++i];
+      o.ops = s == "fcollect" ? std::vector<int>{0} : s == "alltoall" ? std::vector<int>{1} : std::vector<int>{0, 1};
+    } else if (a == "--variants" && *v) {
+      std::string s = argv[++i];
+      o.variants.clear();
+      if (s.find("naive") != std::string::npos) o.variants.push_back(SHOAL_COLL_GPU_NAIVE);
+      if (s.find("hoisted") != std::string::npos) o.variants.push_back(SHOAL_COLL_GPU_HOISTED);
+    } else if (a == "--g" && *v) o.gs = parse_list(argv[++i]);
+    else if (a == "--sms" && *v) o.sms = parse_list(argv[++i]);
+    else if (a == "--tile" && *v) o.tile = parse_size(argv[++i]);
+    else if (a == "--min" && *v) o.min = parse_size(argv[++i]);
+    else if (a == "--max" && *v) o.max = parse_size(argv[++i]);
+    else if (a == "--factor" && *v) o.factor = atof(argv[++i]);
+    else if (a == "--sync" && *v) o.host_sync = std::string(argv[++i]) == "host";
+    else if (a == "--csv" && *v) o.csv = argv[++i];
+    else if (a == "--label" && *v) o.label = argv[++i];
+    else {
+      fprintf(stderr, "bench_gpu_coll: bad argument '%s' (see the comment at the top of perf/bench_gpu_coll.cu)\n",
+              argv[i]);
+      return 2;
+    }
+  }
+#ifdef SHOAL_BENCH_NVSHMEM
+  o.procs = 1; /* NVSHMEM: one process per PE */
+#endif
+  if (o.W < 1 || o.W > CW_MAX_PES || o.factor <= 1 || o.min < 16 || o.max < o.min) {
+    fprintf(stderr, "bench_gpu_coll: bad -W, --factor, --min or --max\n");
+    return 2;
+  }
+  /* Threads mode: PEs of one context whose kernels wait for each other. With CUDA's lazy module loading a launch may
+   * need a context synchronization to load its kernel, which cannot finish while a peer's kernel waits for this one
+   * (the CUDA guide's "Lazy Loading: concurrent execution" hazard): load every kernel at context creation instead. */
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+  if (cw_gpu_count() < 1) {
+    printf("bench_gpu_coll: no GPU: skipped\n");
+    return 77;
+  }
+  FILE *csv = nullptr;
+  if (o.csv) {
+    const bool fresh = access(o.csv, F_OK) != 0;
+    csv = fopen(o.csv, "a");
+    if (!csv) {
+      fprintf(stderr, "bench_gpu_coll: %s: %s\n", o.csv, strerror(errno));
+      return 1;
+    }
+    if (fresh) fprintf(csv, "%s\n", CSV_HEADER);
+    fflush(csv);
+  }
+  printf("%s\n", CSV_HEADER);
+  fflush(stdout);
+  const int W = o.W;
+  cw_shared *sh = nullptr;
+  int died = cw_run(W, o.procs, sizeof(shared_res), [&](cw_pe &pe) {
+    shared_res *r = (shared_res *)pe.sh->extra;
+    int ndev = 0;
+    CK(API(GetDeviceCount)(&ndev));
+    CK(API(SetDevice)(pe.me % ndev));
+    /* Largest block: the buffers (W^2 n for the destinations and as much for alltoall sources) within 75% of the
+     * GPU's memory, shared by the PEs that share it. */
+    size_t free_b = 0, total_b = 0;
+    CK(API(MemGetInfo)(&free_b, &total_b));
+    const int per_gpu = (W + ndev - 1) / ndev;
+    size_t cap = o.max;
+    while (cap > o.min && 2.0 * W * cap * per_gpu > 0.75 * (double)total_b) cap /= 2;
+    if (pe.me == 0) r->cap = cap;
+    char *src = nullptr, *dst_base = nullptr;
+#ifdef SHOAL_BENCH_NVSHMEM
+    static_assert(sizeof(nvshmemx_uniqueid_t) <= sizeof(pe.sh->ipc), "uid does not fit");
+    nvshmemx_uniqueid_t uid = NVSHMEMX_UNIQUEID_INITIALIZER;
+    if (pe.me == 0) {
+      nvshmemx_get_uniqueid(&uid);
+      memcpy(pe.sh->ipc, &uid, sizeof uid);
+    }
+    cw_barrier(pe);
+    memcpy(&uid, pe.sh->ipc, sizeof uid);
+    nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+    nvshmemx_set_attr_uniqueid_args(pe.me, W, &uid, &attr);
+    if (nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr)) {
+      fprintf(stderr, "bench_gpu_coll: PE %d: nvshmemx_init_attr failed\n", pe.me);
+      exit(1);
+    }
+    CK(API(StreamCreateWithFlags)(&pe.s, API(StreamNonBlocking)));
+    dst_base = (char *)nvshmem_malloc((size_t)W * cap);
+    src = (char *)nvshmem_malloc((size_t)W * cap);
+    if (!dst_base || !src) {
+      fprintf(stderr, "bench_gpu_coll: PE %d: nvshmem_malloc of %zu bytes failed\n", pe.me, 2 * W * cap);
+      exit(1);
+    }
+#else
+    cw_setup(pe, CW_FLAG_AREA + (size_t)W * cap);
+    dst_base = pe.heap + CW_FLAG_AREA;
+    CK(API(Malloc)((void **)&src, (size_t)W * cap));
+#endif
+    CK(API(Memset)(src, 0x5a, (size_t)W * cap));
+    CK(API(DeviceSynchronize)());
+    for (int op : o.ops)
+      for (size_t n = o.min; n <= cap; n = (size_t)std::llround(n * o.factor) & ~(size_t)15) {
+        const char *opn = op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect";
+#ifdef SHOAL_BENCH_NVSHMEM
+        (void)dst_base;
+        double us = measure(pe, r, [&] {
+          if (op == SHOAL_COLL_GPU_ALLTOALL)
+            nvshmemx_char_alltoall_on_stream(NVSHMEM_TEAM_WORLD, dst_base, src, n, pe.s);
+          else
+            nvshmemx_char_fcollect_on_stream(NVSHMEM_TEAM_WORLD, dst_base, src, n, pe.s);
+        }, false);
+        if (pe.me == 0) emit(o, csv, "nvshmem", opn, W, "-", 0, 0, 0, n, us, "nvshmemx_char_*_on_stream");
+#else
+        for (int var : o.variants)
+          for (int g : o.gs)
+            for (int sms : o.sms) {
+              shoal_coll_gpu_args_t a = cw_args(pe, op, CW_FLAG_AREA, src, n, !o.host_sync);
+              a.cfg.variant = var;
+              a.cfg.group = g;
+              a.cfg.sms = sms;
+              a.cfg.tile = o.tile;
+              double us = measure(pe, r, [&] {
+                char err[256];
+                if (shoal_coll_gpu_launch(&a, pe.s, err, sizeof err)) {
+                  fprintf(stderr, "bench_gpu_coll: PE %d: %s\n", pe.me, err);
+                  exit(1);
+                }
+              }, o.host_sync);
+              shoal_coll_gpu_sync_t sy;
+              CK(API(Memcpy)(&sy, pe.sync, sizeof sy, API(MemcpyDeviceToHost)));
+              if (sy.blocks) {
+                fprintf(stderr, "bench_gpu_coll: PE %d: completion state %#x after %s\n", pe.me, sy.blocks, opn);
+                exit(1);
+              }
+              if (pe.me == 0) {
+                shoal_coll_gpu_cfg_t eff;
+                shoal_coll_gpu_resolve(&a, &eff);
+                char k[64];
+                shoal_coll_gpu_kernel_name(&a, k, sizeof k);
+                emit(o, csv, "shoal", opn, W, var == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", eff.group, eff.sms,
+                     eff.tile, n, us, k);
+              }
+            }
+#endif
+        if (csv) fflush(csv);
+        fflush(stdout);
+      }
+    /* The copy ceiling: one PE, cudaMemcpy device to device within its buffers (after every PE is idle). */
+    cw_barrier(pe);
+    if (o.ceiling && pe.me == 0) {
+      const size_t room = (size_t)W * cap / 2;
+      API(Event_t) e0, e1;
+      CK(API(EventCreate)(&e0));
+      CK(API(EventCreate)(&e1));
+      for (size_t s = o.min; s <= room; s = (size_t)std::llround(s * o.factor) & ~(size_t)15) {
+        float ms = 0;
+        int iters = 3;
+        for (int round = 0; round < 2; round++) { /* a short run to size the measured one (~20 ms) */
+          CK(API(EventRecord)(e0, pe.s));
+          for (int i = 0; i < iters; i++)
+            CK(API(MemcpyAsync)(dst_base + room, dst_base, s, API(MemcpyDeviceToDevice), pe.s));
+          CK(API(EventRecord)(e1, pe.s));
+          CK(API(EventSynchronize)(e1));
+          CK(API(EventElapsedTime)(&ms, e0, e1));
+          if (round == 0) iters = std::max(5, std::min(500, (int)(20.0 / std::max(ms / iters, 1e-3f))));
+        }
+        const double us = 1e3 * ms / iters;
+        char line[256];
+        snprintf(line, sizeof line, "memcpy,%s,d2d,1,-,0,0,0,%zu,%zu,%.2f,%.2f,%.2f,%.2f,cudaMemcpyAsync,%s",
+                 o.procs ? "procs" : "threads", s, s, us, s / (us * 1e3), 0.0, 2.0 * s / (us * 1e3), o.label);
+        printf("%s\n", line);
+        if (csv) fprintf(csv, "%s\n", line);
+      }
+      CK(API(EventDestroy)(e0));
+      CK(API(EventDestroy)(e1));
+    }
+    cw_barrier(pe);
+#ifdef SHOAL_BENCH_NVSHMEM
+    nvshmem_free(src);
+    nvshmem_free(dst_base);
+    nvshmem_finalize();
+#else
+    CK(API(Free)(src));
+    cw_teardown(pe);
+#endif
+  }, &sh);
+  if (csv) fclose(csv);
+  return died ? 1 : 0;
+}
