@@ -50,7 +50,9 @@ struct shoal_team {
   ptrdiff_t *adelta;          /* [size] an active set's pSync deltas */
   _Atomic uint64_t **rflag;   /* [size] this PE's flag cell in member r's memory (as mapped here) */
   _Atomic uint64_t *flag;     /* cells where members signal this PE: sender s at flag[s * fstride] */
-  _Atomic uint64_t *pub;      /* one cell others read (collect sizes); its remote copy: pub + cdelta[r] */
+  _Atomic uint64_t *pub;      /* cells others read (collect sizes): two for teams, used by turns; one (pSync's last
+                                 cell) for active sets. Remote copy: pub + cdelta[r] */
+  uint64_t ncollect;          /* collects done (which pub cell is next) */
   char *scratch;              /* symmetric scratch, scratch_size bytes in two halves (NULL for active sets) */
   size_t scratch_size;
   uint64_t seq;               /* last signal value; advances identically on all members */

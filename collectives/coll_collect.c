@@ -4,7 +4,7 @@
  *     no PE is everybody's first target), signalling each right after; then waits for every member's signal.
  *   ring: n - 1 steps; in step k a member forwards block (me - k) to member me + 1 and waits for block me - k - 1.
  *   rdbl (power-of-two teams; others use ring): step k exchanges the 2^k blocks held with member me ^ 2^k.
- * collect first learns every member's size: each publishes it in its pub cell, signals everyone, and reads the
+ * collect first learns every member's size: each publishes it in a pub cell, signals everyone, and reads the
  * others' cells (prefix sums give the offsets). Blocks go straight into the destinations: no scratch. */
 #include "coll.h"
 
@@ -68,12 +68,15 @@ void shoal_coll_collect(shoal_team_t *t, void *dest, const void *src, size_t nb,
   shoal_coll_deltas(t, src, nb, 1, routine, "source");
   size_t *offs = t->offs;
   offs[0] = 0;
+  /* Teams alternate two cells: a member rewrites cell c two collects later, after every member has entered the
+   * collect in between, i.e. finished reading c (an exchange or the data alone would not tell when all sizes are 0). */
+  _Atomic uint64_t *pub = t->pub + (t->aset ? 0 : t->ncollect++ & 1);
   if (n > 1) {
-    atomic_store_explicit(t->pub, nb, memory_order_relaxed);
+    atomic_store_explicit(pub, nb, memory_order_relaxed);
     shoal_coll_exchange(t, ++t->seq);
     for (int j = 0; j < n; j++) {
       size_t len = j == t->rank ? nb
-                                : atomic_load_explicit((_Atomic uint64_t *)((char *)t->pub + t->cdelta[j]),
+                                : atomic_load_explicit((_Atomic uint64_t *)((char *)pub + t->cdelta[j]),
                                                        memory_order_relaxed);
       if (__builtin_add_overflow(offs[j], len, &offs[j + 1]))
         shoal_fatal(routine, "nelems: the blocks of all PEs add up to more than SIZE_MAX bytes");
@@ -86,8 +89,9 @@ void shoal_coll_collect(shoal_team_t *t, void *dest, const void *src, size_t nb,
     shoal_coll_check_overlap(routine, dest, offs[n], src, nb, false);
     gather(t, dest, src, nb, offs, dd, algo ? algo : SHOAL_GATHER_PUSH);
   }
-  /* Every member read this cell before sending the data that this PE waited for: pSync is clean again. */
-  if (t->aset) atomic_store_explicit(t->pub, 0, memory_order_relaxed);
+  /* Active sets: restore pSync. Every member read the cell before sending the data this PE waited for; when all
+   * sizes are 0 the cell already holds 0 (and the specification forbids reusing pSync before everyone is done). */
+  if (t->aset) atomic_store_explicit(pub, 0, memory_order_relaxed);
 }
 
 /* ---- API ---- */

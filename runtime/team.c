@@ -68,7 +68,7 @@ static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstr
   t->scratch = slots[slot].scratch;
   t->scratch_size = slots[slot].scratch_size;
   t->seq = seq;
-  t->round = 0;
+  t->round = t->ncollect = 0;
   t->psync = NULL;
   t->cdelta = t->delta;
   for (int r = 0; r < size; r++) {

@@ -55,6 +55,7 @@ static void run_batch(shmem_team_t t, const char *tname, size_t ne, int salt) {
     ((float *)S[11])[i] = (float)(pat(w, (long)i, salt) % 4096);
   }
   for (size_t i = 0; i < ccount(ne, r); i++) ((double *)S[3])[i] = (double)pat(w, (long)i, salt + 3);
+  for (int i = 0; i < 3; i++) ((unsigned char *)S[10])[i] = (unsigned char)pat(w, i, salt + 1);
   for (int j = 0; j < n; j++)
     for (size_t i = 0; i < ne; i++) {
       ((int32_t *)S[4])[(size_t)j * ne + i] = (int32_t)(pat(w, (long)i, salt) * 31 + j);
@@ -89,8 +90,8 @@ static void run_batch(shmem_team_t t, const char *tname, size_t ne, int salt) {
   for (int b = 0; b < 16; b++) CHECK("double_collect end", o, after[b], POISON);
   /* collect with every block empty, then non-empty, back to back: the sizes of one must not leak into the other */
   for (int k = 0; k < 3; k++) {
-    shmem_collectmem(t, D[10], S[1], 0);
-    shmem_collectmem(t, D[10] + k * (n * 8 + 8), S[1], (size_t)(r % 3 + 1));
+    shmem_collectmem(t, D[10], S[10], 0);
+    shmem_collectmem(t, D[10] + k * (n * 8 + 8), S[10], (size_t)(r % 3 + 1));
     size_t oo = (size_t)k * ((size_t)n * 8 + 8);
     for (int j = 0; j < n; j++)
       for (int i = 0; i < j % 3 + 1; i++, oo++)
