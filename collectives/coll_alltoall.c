@@ -1,7 +1,8 @@
 /* coll_alltoall.c - alltoall and alltoalls (spec 9.9: shmem_TYPENAME_alltoall[s], shmem_alltoall[s]mem,
  * shmem_alltoall[s]32/64): block j of member i's source goes to block i of member j's dest.
- *   push (default): member i copies block j into member j's dest for j = i, i + 1, ... (rotated, so every PE is
- *     written by one peer at a time), signalling each right after; then waits for every member's signal.
+ *   push (default): member i copies block j into member j's dest for j = i + 1, i + 2, ... (rotated, so every PE
+ *     is written by one peer at a time), signalling each right after, then its own block; then waits for every
+ *     member's signal.
  *   pairwise: the same order, but in step k a member waits for the block of member me - k before going on (one
  *     incoming and one outgoing copy per step: the pattern for networks or heavily loaded memory). */
 #include "coll.h"
@@ -40,13 +41,13 @@ static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t,
   const char *s = src;
   uint64_t v = ++t->seq;
   bool pairwise = algo == SHOAL_A2A_PAIRWISE;
-  copy_block(mine, s + (size_t)me * sblk, nelems, esize, dst, sst);
   for (int k = 1; k < n; k++) {
     int r = me + k < n ? me + k : me + k - n;
     copy_block(mine + dd[r], s + (size_t)r * sblk, nelems, esize, dst, sst);
     shoal_coll_post(t, r, v);
     if (pairwise) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
   }
+  copy_block(mine, s + (size_t)me * sblk, nelems, esize, dst, sst); /* own block last: off the critical path */
   if (!pairwise)
     for (int k = 1; k < n; k++) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
 }

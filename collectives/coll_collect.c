@@ -1,7 +1,8 @@
 /* coll_collect.c - fcollect and collect (spec 9.9: shmem_TYPENAME_[f]collect, shmem_[f]collectmem,
  * shmem_[f]collect32/64): member j's block lands at dest + off_j on every member.
  *   push (default): each member copies its block into every member's dest, starting with member me + 1 (so that
- *     no PE is everybody's first target), signalling each right after; then waits for every member's signal.
+ *     no PE is everybody's first target), signalling each right after, then into its own dest; then waits for
+ *     every member's signal.
  *   ring: n - 1 steps; in step k a member forwards block (me - k) to member me + 1 and waits for block me - k - 1.
  *   rdbl (power-of-two teams; others use ring): step k exchanges the 2^k blocks held with member me ^ 2^k.
  * collect first learns every member's size: each publishes it in a pub cell, signals everyone, and reads the
@@ -15,9 +16,9 @@ static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *
                                                           const size_t *offs, const ptrdiff_t *dd, int algo) {
   int n = t->size, me = t->rank;
   size_t myoff = blk_off(offs, nb, me);
-  if (dest + myoff != src) memcpy(dest + myoff, src, nb);
-  if (n == 1) return;
   if (algo == SHOAL_GATHER_RDBL && (n & (n - 1))) algo = SHOAL_GATHER_RING;
+  if (nb && (n == 1 || algo != SHOAL_GATHER_PUSH)) memcpy(dest + myoff, src, nb); /* ring, rdbl: sent from dest */
+  if (n == 1) return;
   if (algo == SHOAL_GATHER_RING) {
     uint64_t v = t->seq;
     t->seq += (uint64_t)n - 1;
@@ -44,9 +45,10 @@ static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *
     uint64_t v = ++t->seq;
     for (int k = 1; k < n; k++) {
       int r = me + k < n ? me + k : me + k - n;
-      memcpy(dest + myoff + dd[r], src, nb);
+      if (nb) memcpy(dest + myoff + dd[r], src, nb); /* collect: a member may have nothing (and source NULL) */
       shoal_coll_post(t, r, v);
     }
+    if (nb) memcpy(dest + myoff, src, nb); /* off the critical path: the others are already released */
     for (int k = 1; k < n; k++) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
   }
 }
