@@ -211,11 +211,16 @@ static void measure_set(int m, op_fn *ops, const size_t *ns, double *out) {
   long k[4];
   double t[4][NBATCH];
   for (int i = 0; i < m; i++) k[i] = calibrate(ops[i], ns[i]);
-  for (int b = 0; b < NBATCH; b++)
-    for (int j = 0; j < m; j++) { /* each op follows each other op equally often */
-      int i = (b + j) % m;
-      t[i][b] = batch(ops[i], k[i], ns[i]);
+  unsigned x = 12345; /* the same pseudo-random order of the m ops in every round on every PE */
+  for (int b = 0; b < NBATCH; b++) {
+    int order[4] = {0, 1, 2, 3};
+    for (int j = m - 1; j > 0; j--) { /* Fisher-Yates: each op follows each other op about equally often */
+      x = x * 1103515245u + 12345u;
+      int r = (int)((x >> 16) % (unsigned)(j + 1)), tmp = order[j];
+      order[j] = order[r], order[r] = tmp;
     }
+    for (int j = 0; j < m; j++) t[order[j]][b] = batch(ops[order[j]], k[order[j]], ns[order[j]]);
+  }
   for (int i = 0; i < m; i++) {
     qsort(t[i], NBATCH, sizeof t[i][0], cmp_double);
     out[i] = t[i][NBATCH / 2];
