@@ -153,8 +153,13 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
   a.wait = C.wait;
   a.cfg = C.cfg;
   void *s = stream ? stream : C.stream;
+#if SHOAL_HAVE_COLL_GPU
   char err[256];
   if (shoal_coll_gpu_launch(&a, s, err, sizeof err)) shoal_fatal(routine, "%s", err);
+#else
+  (void)a; /* unreachable: C.ready stays false without the kernels; the #if keeps the kernels' symbol out */
+  return SHOAL_ERR_NOSYS;
+#endif
   if (!stream || !C.wait) { /* blocking, or the host-side completion */
     if (shoal_gpu_ops.stream_sync(s)) shoal_fatal(routine, "the collective kernel failed (stream %p)", s);
     if (!C.wait) shmem_team_sync((shmem_team_t)t);
