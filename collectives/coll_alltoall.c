@@ -6,6 +6,7 @@
  *   pairwise: the same order, but in step k a member waits for the block of member me - k before going on (one
  *     incoming and one outgoing copy per step: the pattern for networks or heavily loaded memory). */
 #include "coll.h"
+#include "gpu/coll_gpu.h"
 
 /* nelems elements of esize bytes from s (stride sst elements) to d (stride dst). */
 static void copy_block(char *d, const char *s, size_t nelems, size_t esize, ptrdiff_t dst, ptrdiff_t sst) {
@@ -64,6 +65,11 @@ static void a2a_any(const char *routine, shoal_team_t *t, void *dest, const void
   if (SHOAL_UNLIKELY(sst < 1)) shoal_fatal(routine, "sst: stride %td must be >= 1", sst);
   shoal_coll_debug_check(t, routine, "nelems", nelems, "dst", (uint64_t)dst);
   if (!nelems) return;
+  /* Contiguous blocks on the device heap: the GPU kernels (issue 6); host stores cannot reach device memory. */
+  if (dst == 1 && sst == 1 &&
+      SHOAL_UNLIKELY(shoal_coll_gpu_alltoall(t, dest, source, shoal_coll_bytes(routine, nelems, esize), NULL,
+                                             routine) == SHOAL_OK))
+    return;
   alltoall_impl(t, dest, source, nelems, esize, dst, sst, routine);
 }
 

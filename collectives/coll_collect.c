@@ -8,6 +8,7 @@
  * collect first learns every member's size: each publishes it in a pub cell, signals everyone, and reads the
  * others' cells (prefix sums give the offsets). Blocks go straight into the destinations: no scratch. */
 #include "coll.h"
+#include "gpu/coll_gpu.h"
 
 /* Offset of block j: fixed blocks (offs NULL) or the prefix table. */
 static inline size_t blk_off(const size_t *offs, size_t nb, int j) { return offs ? offs[j] : (size_t)j * nb; }
@@ -105,6 +106,8 @@ static void fcollect_any(const char *routine, shoal_team_t *t, void *dest, const
   shoal_coll_debug_check(t, routine, "nelems", nelems, NULL, 0);
   if (!nb) return;
   shoal_coll_check_overlap(routine, dest, shoal_coll_bytes(routine, nb, (size_t)t->size), source, nb, false);
+  /* Device-heap buffers: the GPU kernels (issue 6); host stores cannot reach device memory. */
+  if (SHOAL_UNLIKELY(shoal_coll_gpu_fcollect(t, dest, source, nb, NULL, routine) == SHOAL_OK)) return;
   fcollect_impl(t, dest, source, nb, routine);
 }
 

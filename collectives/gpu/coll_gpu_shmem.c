@@ -131,13 +131,26 @@ static int arm(shoal_team_t *t, const shmemx_device_state_t *st) {
 /* The GPU path of one call, or SHOAL_ERR_NOSYS to let the host algorithm run. stream NULL: blocking. */
 static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
                     const char *routine) {
-  const shmemx_device_state_t *st = shoal_gpu_state();
-  if (!C.ready || !st || t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS) return SHOAL_ERR_NOSYS;
+  if (!shoal_gpu_heap_ready()) return SHOAL_ERR_NOSYS; /* no device heap: the host algorithm */
   const size_t dbytes = nbytes * (size_t)t->size, sbytes = op == SHOAL_COLL_GPU_ALLTOALL ? dbytes : nbytes;
-  if (!shoal_gpu_heap_owns(dest) || !shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ||
-      !shoal_gpu_heap_owns(source) || !shoal_gpu_heap_owns((const char *)source + sbytes - 1))
-    return SHOAL_ERR_NOSYS;
+  const bool ddev = shoal_gpu_heap_owns(dest), sdev = shoal_gpu_heap_owns(source);
+  if (!ddev && !sdev) return SHOAL_ERR_NOSYS;
+  /* From here on a host algorithm would store into device memory from the CPU: refuse rather than fault. */
+  if (ddev != sdev)
+    shoal_fatal(routine, "%s is on the device heap and %s is not: both must be device symmetric objects",
+                ddev ? "dest" : "source", ddev ? "source" : "dest");
   if (!nbytes) return SHOAL_OK;
+  if (!shoal_gpu_heap_owns((const char *)dest + dbytes - 1) || !shoal_gpu_heap_owns((const char *)source + sbytes - 1))
+    shoal_fatal(routine, "%s: %zu bytes from %p run past the end of the device heap",
+                shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ? "source" : "dest",
+                shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ? sbytes : dbytes,
+                shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ? source : dest);
+  const shmemx_device_state_t *st = shoal_gpu_state();
+  if (!C.ready || !st)
+    shoal_fatal(routine, "dest and source are on the device heap, but this build has no GPU collective kernels "
+                "for the %s backend", shoal_gpu_ops.name);
+  if (t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS)
+    shoal_fatal(routine, "device-heap buffers need a team (the active-set forms run on the host)");
   const int slot = arm(t, st);
   shoal_coll_gpu_args_t a;
   memset(&a, 0, sizeof a);
@@ -157,7 +170,8 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
   char err[256];
   if (shoal_coll_gpu_launch(&a, s, err, sizeof err)) shoal_fatal(routine, "%s", err);
 #else
-  (void)a; /* unreachable: C.ready stays false without the kernels; the #if keeps the kernels' symbol out */
+  (void)a; /* not reached: without the kernels C.ready stays false (fatal above); the #if keeps their symbol out */
+  (void)s;
   return SHOAL_ERR_NOSYS;
 #endif
   if (!stream || !C.wait) { /* blocking, or the host-side completion */

@@ -2,7 +2,7 @@
  * exhaustion returns NULL on every PE and the heap stays usable; size 0 returns NULL; a grid too large to be
  * co-resident is refused by shmemx_collective_launch; shmemx_device_state_get rejects a wrong length; zero-length
  * device RMA is a no-op. With an argument (must fail with a one-line error): "badfree" frees an address inside a
- * device allocation, "badpe" puts to PE n_pes. The heap is 64 MiB here (SHOAL_DEVICE_SYMMETRIC_SIZE). */
+ * device allocation, "badpe" puts to PE n_pes, "mixedcoll" calls shmem_fcollectmem with dest on the device heap and source on the host heap. The heap is 64 MiB here (SHOAL_DEVICE_SYMMETRIC_SIZE). */
 #include "gpu_test.h"
 
 #define MiB ((size_t)1 << 20)
@@ -22,6 +22,12 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "badfree")) {
     char *p = (char *)t_dmalloc(4096);
     shmem_free(p + 64); /* fatal: not the start of a live allocation */
+    return 0;
+  }
+  if (argc > 1 && !strcmp(argv[1], "mixedcoll")) {
+    char *d = (char *)t_dmalloc(4096);
+    char *h = (char *)shmem_malloc(4096);
+    shmem_fcollectmem(SHMEM_TEAM_WORLD, d, h, 8); /* fatal: dest on the device heap, source on the host heap */
     return 0;
   }
   if (argc > 1 && !strcmp(argv[1], "badpe")) {

@@ -1,7 +1,9 @@
 /*
  * coll_gpu_shmem.cu - the GPU collectives through the API, under oshrun (every PE a process; several PEs on one GPU
  * need MPS for their kernels to run at once, else SHOAL_COLL_GPU_SYNC picks the host completion):
- * shmemx_fcollectmem_on_stream / shmemx_alltoallmem_on_stream on device-heap buffers over SHMEM_TEAM_WORLD and over a
+ * shmemx_fcollectmem_on_stream / shmemx_alltoallmem_on_stream, shmem_fcollectmem / shmem_alltoallmem and the typed
+ * forms (shmem_float/uint16/int8_fcollect/alltoall; the form follows the case's seed) on device-heap buffers over
+ * SHMEM_TEAM_WORLD and over a
  * split team (every other PE), fp32/fp16/bf16/int8 from 1 element to --max-bytes per PE, destinations poisoned, inputs
  * from tests/gpu/coll/coll_gpu_testdata.h with a seed shared by the PEs; three calls back to back on the stream with no
  * barrier; host-heap buffers (the host path); and, where available, a kernel that calls the block-scoped device forms.
@@ -40,7 +42,7 @@ __global__ void k_block(shmem_team_t team, int op, void *dest, const void *src, 
     else shmemx_fcollectmem_block(team, dest, src, nb);
   }
 }
-static long failures, checks;
+static long failures, checks, forms[3];
 
 /* Host-to-device upload that has landed when it returns: a pageable cudaMemcpy may return once the bytes are staged,
  * before the DMA reaches device memory, and neither the kernel's non-blocking stream nor a host barrier orders that
@@ -67,7 +69,23 @@ static void one(shmem_team_t team, int tr, int tn, int op, int type, size_t n, u
     memcpy(dest, poison.data(), poison.size());
   }
   shmem_team_sync(team); /* every destination is ready before anyone calls */
-  int rc = op ? shmemx_alltoallmem_on_stream(team, dest, src, nb, s) : shmemx_fcollectmem_on_stream(team, dest, src, nb, s);
+  /* the call form follows the seed (the same on every member): on-stream, the blocking mem form, the typed form */
+  const int form = device ? (int)(seed % 3) : 0;
+  int rc;
+  if (form == 0)
+    rc = op ? shmemx_alltoallmem_on_stream(team, dest, src, nb, s) : shmemx_fcollectmem_on_stream(team, dest, src, nb, s);
+  else if (form == 1)
+    rc = op ? shmem_alltoallmem(team, dest, src, nb) : shmem_fcollectmem(team, dest, src, nb);
+  else if (es == 4)
+    rc = op ? shmem_float_alltoall(team, (float *)dest, (const float *)src, n)
+            : shmem_float_fcollect(team, (float *)dest, (const float *)src, n);
+  else if (es == 2)
+    rc = op ? shmem_uint16_alltoall(team, (uint16_t *)dest, (const uint16_t *)src, n)
+            : shmem_uint16_fcollect(team, (uint16_t *)dest, (const uint16_t *)src, n);
+  else
+    rc = op ? shmem_int8_alltoall(team, (int8_t *)dest, (const int8_t *)src, n)
+            : shmem_int8_fcollect(team, (int8_t *)dest, (const int8_t *)src, n);
+  forms[form]++;
   if (device) {
     CK(cudaMemcpyAsync(got.data(), dest, got.size(), cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
@@ -213,8 +231,9 @@ int main(int argc, char **argv) {
   shmem_long_atomic_add(&tot[1], checks, 0);
   shmem_barrier_all();
   if (me == 0)
-    printf("coll_gpu_shmem %d PEs (%s): %ld passed, %ld failed\n", npes, getenv("SHOAL_COLL_VARIANT") ?
-           getenv("SHOAL_COLL_VARIANT") : "hoisted", tot[1] - tot[0], tot[0]);
+    printf("coll_gpu_shmem %d PEs (%s): %ld passed, %ld failed (PE 0's device calls: %ld on-stream, %ld mem, "
+           "%ld typed)\n", npes, getenv("SHOAL_COLL_VARIANT") ? getenv("SHOAL_COLL_VARIANT") : "hoisted",
+           tot[1] - tot[0], tot[0], forms[0], forms[1], forms[2]);
   const int rc = tot[0] ? 1 : 0;
   shmem_barrier_all();
   shmem_free(tot);
