@@ -37,6 +37,16 @@ if [ "${1:-}" = "--bundle" ]; then
       [ -n "$p" ] && cp -L "$p" "$b/lib/fallback/"
     done
   fi
+  # the GPU tests (scripts/gpu-tests.sh), in the build tree's layout, for --multi
+  if [ -x "$build/tests/gpu/gpu_ring" ]; then
+    mkdir -p "$b/gt/runtime" "$b/gt/tests/gpu" "$b/gt/perf"
+    cp "$build/runtime/oshrun" "$b/gt/runtime/"
+    cp -P "$build"/runtime/libshoal.so "$build"/runtime/libshoal.so.0 "$build"/runtime/libshoal.so.0.1.0 "$b/gt/runtime/"
+    for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bad gpu_host_amo gpu_fake; do
+      [ -x "$build/tests/gpu/$t" ] && cp "$build/tests/gpu/$t" "$b/gt/tests/gpu/"
+    done
+    [ -x "$build/perf/bench_gpu" ] && cp "$build/perf/bench_gpu" "$b/gt/perf/"
+  fi
   du -sh "$b"
   exit 0
 fi
@@ -85,12 +95,15 @@ PY
   exit $?
 fi
 
-quick=0
+quick=0 multi=0
 if [ "${1:-}" = "--quick" ]; then # the short run: ~150 s, the steps that show what is broken
   quick=1
   shift
+elif [ "${1:-}" = "--multi" ]; then # every visible GPU (issue 7): one PE per GPU and two PEs per GPU
+  multi=1
+  shift
 fi
-B=$(cd "${1:?usage: $0 [--quick] BUNDLE | --bundle BUILD | --plot CSV SVG}" && pwd)
+B=$(cd "${1:?usage: $0 [--quick|--multi] BUNDLE | --bundle BUILD | --plot CSV SVG}" && pwd)
 OUT=${OUT:-/tmp/gpu-coll-out}
 mkdir -p "$OUT"
 # Every log goes to one directory, packed at the end as $OUT/logs.tar.gz (the device tool returns only a few files):
@@ -157,23 +170,28 @@ mps_stop() { # quit the daemon and remove its pipe directory (a stale control pi
   rm -rf "$d"
 }
 mps=no
-if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
-  mps_stop
-  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-  if nvidia-cuda-mps-control -d >"$LOG/mps.log" 2>&1; then
-    sleep 1
-    if echo get_server_list | timeout 10 nvidia-cuda-mps-control >>"$LOG/mps.log" 2>&1; then mps=yes
-    else mps="no (daemon started but does not answer: see mps.log)"; mps_stop; fi
+mps_start() {
+  mps=no
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps
+  if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+    mps_stop
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    if nvidia-cuda-mps-control -d >>"$LOG/mps.log" 2>&1; then
+      sleep 1
+      if echo get_server_list | timeout 10 nvidia-cuda-mps-control >>"$LOG/mps.log" 2>&1; then mps=yes
+      else mps="no (daemon started but does not answer: see mps.log)"; mps_stop; fi
+    else
+      mps="no (nvidia-cuda-mps-control -d failed: see mps.log)"
+      rm -rf "$CUDA_MPS_PIPE_DIRECTORY"
+    fi
+    nvidia-smi -q 2>&1 | grep -i -A1 mps >>"$LOG/mps.log"
   else
-    mps="no (nvidia-cuda-mps-control -d failed: see mps.log)"
-    rm -rf "$CUDA_MPS_PIPE_DIRECTORY"
+    mps="no (no nvidia-cuda-mps-control)"
   fi
-  nvidia-smi -q 2>&1 | grep -i -A1 mps >>"$LOG/mps.log"
-else
-  mps="no (no nvidia-cuda-mps-control)"
-fi
-note "MPS: $mps"
-[ "$mps" = yes ] || unset CUDA_MPS_PIPE_DIRECTORY
+  note "MPS: $mps"
+  [ "$mps" = yes ] || unset CUDA_MPS_PIPE_DIRECTORY
+}
+((multi)) || mps_start
 export NVSHMEM_DISABLE_NVLS=1 # no NVLink multicast
 
 # Steps in order of importance (the budget cuts the tail): correctness (harness, runtime tests), the main
@@ -195,14 +213,17 @@ shmem_run() { # shmem_run N VARIANT [TIMEOUT MAXBYTES]: the runtime's multi-PE t
     SHOAL_DEVICE_SYMMETRIC_SIZE=4G SHMEM_DEBUG=1 SHOAL_DEBUG_SUBSYS=coll,gpu "$B/bin/oshrun" -n "$1" --timeout "$to" "$B/bin/coll_gpu_shmem" \
     --max-bytes "$mb"
 }
-gloo_run() { # gloo_run W: the harness's outputs against torch.distributed (gloo) on the same inputs
-  mkdir -p "/tmp/gpu-coll-dump-$1"
-  step "gloo-dump-w$1" 40 "$H" -W "$1" --procs --seed "$seed" --dump "/tmp/gpu-coll-dump-$1"
-  step "gloo-w$1" 60 python3 "$here/tests/gpu/coll/gloo_compare.py" -W "$1" --dump "/tmp/gpu-coll-dump-$1" \
-    --seed "$seed" --out "$LOG/gloo.csv"
+torch_cmp() { # torch_cmp BACKEND W VARIANT: the harness's outputs against torch.distributed on the same inputs
+  local d=/tmp/gpu-coll-dump-$1-$2-$3
+  mkdir -p "$d"
+  step "$1-dump-w$2-$3" 40 "$H" -W "$2" --procs --seed "$seed" --dump "$d" --variant "$3"
+  step "$1-w$2-$3" 90 python3 "$here/tests/gpu/coll/gloo_compare.py" -W "$2" --backend "$1" --dump "$d" \
+    --seed "$seed" --out "$LOG/torch-compare.csv"
 }
+gloo_run() { torch_cmp gloo "$1" "${2:-hoisted}"; }
 nvshmem_built=0
 nvshmem_build() { # NVSHMEM 3.x's on-stream collectives on the same PEs, when nvcc and its headers are here
+  if [ -x /tmp/bench_nvshmem ]; then nvshmem_built=1; return; fi # built by an earlier run on this machine
   if [ -z "$NVCC" ] || [ -z "$NVSHMEM_HOME" ] || [ ! -e "$NVSHMEM_HOME/include/nvshmem.h" ]; then
     note "SKIP nvshmem (nvcc: ${NVCC:-none}; nvidia-nvshmem headers: ${NVSHMEM_HOME:-none})"
     return
@@ -223,6 +244,92 @@ nvshmem_run() { # nvshmem_run W (full MPG mode: MPS, UID bootstrap over lo, no N
     NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo NVSHMEM_DISABLE_NVLS=1 NVSHMEM_SYMMETRIC_SIZE=$((2 * $1 / 4 + 2))G \
     /tmp/bench_nvshmem -W "$1" --min 4K --max 256M --factor 4 --csv "$CSV" --label default
 }
+
+if ((multi)); then # issue 7 (docs/multi-gpu.md): every visible GPU, one and two PEs per GPU
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  note "GPUs: $ngpu ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs))"
+  if ((ngpu < 2)); then
+    note "SKIP multi (fewer than 2 GPUs)"
+    exit 0
+  fi
+  nvidia-smi topo -m >"$LOG/topo-m.txt" 2>&1
+  nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader >"$LOG/gpu-busids.txt" 2>&1
+  { echo "--- nvidia-smi topo -m"; sed 's/\x1b\[[0-9;]*m//g' "$LOG/topo-m.txt" | head -$((ngpu + 12)); } >>"$summary"
+  # 1. the GPU tests (device put/get/AMO/signal, device barrier, host RMA into device memory, bad input): one PE per
+  #    GPU and two per GPU; they run their own MPS daemon, so before ours
+  if [ -x "$B/gt/runtime/oshrun" ]; then
+    step gpu-tests 110 env GPU_TESTS_PES="$ngpu $((2 * ngpu))" GPU_TESTS_DEADLINE=90 \
+      GPU_TESTS_BENCH_TIMEOUT=30 bash "$here/scripts/gpu-tests.sh" "$B/gt"
+    grep -E '^gpu-tests: (FAIL|[0-9]+ passed)|^gpu-tests: MPS' "$LOG/gpu-tests.log" >>"$summary"
+    grep -E 'putmem|cudaMemcpy|round trip|GB/s' "$LOG/gpu-tests.log" | head -12 >>"$summary"
+  fi
+  mps_start
+  df=0
+  [ "$mps" = yes ] && df=1
+  # 2. PE -> GPU mapping: oshrun's hwloc report and the GPU each PE's runtime opened, against nvidia-smi topo -m
+  for n in $ngpu $((2 * ngpu)); do
+    step "map-np$n" 30 env SHMEM_DEBUG=1 SHOAL_DEBUG_SUBSYS=gpu "$B/bin/oshrun" -n $n --report-bindings \
+      --bind-to core --timeout 25 "$B/gt/tests/gpu/gpu_host"
+    python3 - "$LOG/map-np$n.log" "$LOG/topo-m.txt" "$LOG/gpu-busids.txt" "$n" "$ngpu" >>"$summary" 2>&1 <<'PY'
+import re, sys
+log, topo, ids, n, ngpu = open(sys.argv[1]).read(), open(sys.argv[2]).read(), open(sys.argv[3]).read(), int(sys.argv[4]), int(sys.argv[5])
+norm = lambda b: b.strip().lower()[-12:]
+idx = {norm(l.split(',')[1]): int(l.split(',')[0]) for l in ids.strip().splitlines() if ',' in l}
+numa = {}
+for l in re.sub(r'\x1b\[[0-9;]*m', '', topo).splitlines():       # nvidia-smi topo -m: GPUi ... NUMA Affinity column
+    f = l.split()
+    if f and re.fullmatch(r'GPU\d+', f[0]):
+        nums = [x for x in f[1:] if re.fullmatch(r'\d+|N/A', x)]
+        numa[int(f[0][3:])] = (nums[-2] if len(nums) >= 2 and nums[-1] == 'N/A' else nums[-1]) if nums else '?'
+rep = {int(m.group(1)): (m.group(2), m.group(3)) for m in re.finditer(r'oshrun: PE (\d+): \S+ \S+ \(NUMA (-?\d+)\), GPU (\S+)', log)}
+rep = {p: (nm, bus) for p, (nm, bus) in rep.items()}
+used = re.findall(r'GPU (\S+) \(device (\d+)\) from the topology map', log)
+bad = []
+per = {}
+for p, (nm, bus) in sorted(rep.items()):
+    g = idx.get(norm(bus), -1)
+    per.setdefault(g, []).append(p)
+    if g < 0: bad.append(f'PE {p}: bus id {bus} not in nvidia-smi')
+    elif numa.get(g, '?') not in ('?', 'N/A', nm): bad.append(f'PE {p}: NUMA {nm}, nvidia-smi says GPU{g} is on NUMA {numa[g]}')
+if len(rep) != n: bad.append(f'{len(rep)} report lines for {n} PEs')
+if rep and sorted(len(v) for v in per.values()) != [n // ngpu] * ngpu: bad.append(f'PEs per GPU {dict(per)}: not balanced')
+if len(used) != n: bad.append(f'{len(used)} PEs said which GPU they opened (SHMEM_DEBUG), expected {n}')
+elif sorted(norm(b) for b, _ in used) != sorted(norm(b) for _, b in rep.values()): bad.append('the GPUs opened differ from the report')
+print(f"{'OK' if not bad else 'FAIL'} map-check n={n}: PEs per GPU index {dict(sorted(per.items()))}, "
+      f"opened {len(used)}; " + ('; '.join(bad) if bad else 'hwloc report, opened GPUs and nvidia-smi topo -m agree'))
+PY
+    grep '^oshrun: PE' "$LOG/map-np$n.log" >>"$summary"
+  done
+  # 3. the kernels: harness (processes; peer heaps by IPC across GPUs), then the runtime test through oshrun
+  step harness-procs-w$ngpu 60 "$H" -W $ngpu --procs --seed "$seed" --max-bytes 256M --matrix "$LOG/matrix-multi.csv"
+  step harness-procs-w$((2 * ngpu)) 40 "$H" -W $((2 * ngpu)) --procs --quick --seed "$seed" --matrix "$LOG/matrix-multi.csv"
+  if [ $have_shmem = 1 ]; then shmem_run $ngpu hoisted 40; shmem_run $((2 * ngpu)) hoisted 40 $((16 << 20)); fi
+  # 4. against NCCL (torch.distributed) on the same inputs, one rank per GPU
+  torch_cmp nccl $ngpu hoisted
+  torch_cmp nccl $ngpu naive
+  # 5. benchmarks in one run: Shoal (naive, hoisted), NCCL, NVSHMEM; one PE per GPU, then two per GPU (Shoal only)
+  step bench-multi-w$ngpu 70 "$BENCH" -W $ngpu --procs --min 4K --max 1G --factor 4 --csv "$CSV" --label multi
+  step nccl-bench-w$ngpu 80 python3 "$here/perf/torch_coll_bench.py" -W $ngpu --min 4K --max 1G --factor 4 \
+    --csv "$CSV" --label multi
+  nvshmem_build
+  if [ $nvshmem_built = 1 ]; then
+    step "nvshmem-multi-w$ngpu" 60 env NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1 NVSHMEM_BOOTSTRAP=UID \
+      NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo NVSHMEM_DISABLE_NVLS=1 NVSHMEM_SYMMETRIC_SIZE=$((4 * ngpu + 2))G \
+      /tmp/bench_nvshmem -W $ngpu --min 4K --max 1G --factor 4 --csv "$CSV" --label multi
+  fi
+  step bench-multi-w$((2 * ngpu)) 40 "$BENCH" -W $((2 * ngpu)) --procs --min 4K --max 256M --factor 16 --csv "$CSV" \
+    --label multi2
+  for f in "$LOG"/harness-*.log "$LOG"/shmem-*.log "$LOG"/nccl-*.log "$LOG"/nvshmem-*.log; do
+    [ -e "$f" ] || continue
+    n=$(grep -cE 'MISMATCH|TIMEOUT|FAIL|DIFF|rror' "$f")
+    ((n)) || continue
+    { echo "--- $(basename "$f"): $n failure lines; the first:"; grep -E 'MISMATCH|TIMEOUT|FAIL|DIFF|rror' "$f" | head -10; } >>"$summary"
+  done
+  [ -e "$CSV" ] && { echo "--- bench.csv"; cut -d, -f1,3,4,5,9,11,13,16 "$CSV"; } >>"$summary"
+  mps_stop
+  note "total $(($(date +%s) - t_start))s"
+  exit 0
+fi
 
 if ((quick)); then
   step harness-procs-w2 25 "$H" -W 2 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
@@ -259,27 +366,36 @@ if ((quick)); then
   exit 0
 fi
 
+# (order: correctness at every W and against gloo, the main benchmark, NVSHMEM at 4 PEs, then the rest; the budget
+# cuts the tail. The threads mode of the harness is left out: it hangs, see docs/gpu-collectives.md.)
 step plan 20 "$B/bin/coll_gpu_plan"
 step harness-procs-w4 100 "$H" -W 4 --procs --seed "$seed" --max-bytes 256M --matrix "$LOG/matrix.csv"
-step harness-procs-w2 80 "$H" -W 2 --procs --seed "$seed" --max-bytes 256M --matrix "$LOG/matrix.csv"
 step harness-procs-w8 120 "$H" -W 8 --procs --seed "$seed" --max-bytes 128M --matrix "$LOG/matrix.csv"
-if [ $have_shmem = 1 ]; then shmem_run 4 hoisted; shmem_run 4 naive; shmem_run 2 hoisted; shmem_run 8 hoisted; fi
+if [ $have_shmem = 1 ]; then shmem_run 4 hoisted; shmem_run 8 hoisted 55 $((64 << 20)); fi
 step bench-w4 100 "$BENCH" -W 4 --procs --ceiling --min 4K --max 1G --factor 4 --csv "$CSV" --label default
 gloo_run 4
+gloo_run 8
+gloo_run 2
+gloo_run 4 naive
 nvshmem_build
 nvshmem_run 4
+step harness-procs-w2 80 "$H" -W 2 --procs --seed "$seed" --max-bytes 256M --matrix "$LOG/matrix.csv"
+[ $have_shmem = 1 ] && shmem_run 4 naive
+step bench-w8 50 "$BENCH" -W 8 --procs --min 4K --max 1G --factor 4 --csv "$CSV" --label default
+step bench-w2 40 "$BENCH" -W 2 --procs --min 4K --max 1G --factor 4 --csv "$CSV" --label default
 step bench-w4-sweep 80 "$BENCH" -W 4 --procs --g 1,2,4 --sms 132,66,33 --min 64K --max 64M --factor 16 --csv "$CSV" \
   --label sweep
-step bench-w2 40 "$BENCH" -W 2 --procs --min 4K --max 1G --factor 4 --csv "$CSV" --label default
-step bench-w8 50 "$BENCH" -W 8 --procs --min 4K --max 1G --factor 4 --csv "$CSV" --label default
-gloo_run 2
-gloo_run 8
-nvshmem_run 2
 nvshmem_run 8
+nvshmem_run 2
+[ $have_shmem = 1 ] && shmem_run 2 hoisted
 step bench-w4-hostsync 30 "$BENCH" -W 4 --procs --sync host --min 4K --max 64M --factor 16 --csv "$CSV" --label hostsync
-step bench-w4-threads 30 "$BENCH" -W 4 --min 4K --max 64M --factor 16 --csv "$CSV" --label threads
-step harness-threads-w3 40 "$H" -W 3 --quick --seed "$seed" --matrix "$LOG/matrix.csv"
 if [ $have_shmem = 1 ]; then shmem_run 3 hoisted; shmem_run 8 naive; shmem_run 2 naive; fi
-
+for f in "$LOG"/harness-*.log "$LOG"/shmem-*.log "$LOG"/gloo-*.log "$LOG"/nvshmem-*.log; do
+  [ -e "$f" ] || continue
+  n=$(grep -cE 'MISMATCH|TIMEOUT|FAIL|DIFF|rror|calls counted|did not finish' "$f")
+  ((n)) || continue
+  { echo "--- $(basename "$f"): $n failure lines; the first:"; grep -E 'MISMATCH|TIMEOUT|FAIL|DIFF|rror|calls counted|did not finish' "$f" | head -10; } >>"$summary"
+done
+[ -e "$CSV" ] && { echo "--- bench.csv"; cut -d, -f1,3,4,5,9,11,13,14,16 "$CSV" | grep -v ',sweep$'; } >>"$summary"
 mps_stop
 note "total $(($(date +%s) - t_start))s"

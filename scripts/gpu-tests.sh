@@ -10,6 +10,7 @@ B=${1:-build-gpu}
 OSHRUN=$B/runtime/oshrun
 T=$B/tests/gpu
 DEADLINE=${GPU_TESTS_DEADLINE:-380}   # seconds: no new run starts after this (the caller's limit is 420)
+# GPU_TESTS_PES: the PE counts (default 2 3 4 8); GPU_TESTS_BENCH_TIMEOUT: bench_gpu's limit in seconds (default 150)
 PES=${GPU_TESTS_PES:-"2 3 4 8"}
 start=$(date +%s)
 pass=0 fail=0 skip=0 failed_runs=""
@@ -93,7 +94,8 @@ grep -h -E '^shoal(\[| )' /tmp/gpu-tests/gpu_host-2.log | grep -v '^shoal: PE' |
 # 2. the benchmark (2 PEs on one GPU)
 bench() {
   echo "gpu-tests: bench_gpu (oshrun -n 2, SHOAL_DEVICE_SYMMETRIC_SIZE=1G)"
-  SHOAL_DEVICE_SYMMETRIC_SIZE=1G timeout 150 "$OSHRUN" -n 2 --timeout 140 "$B/perf/bench_gpu" 2>&1 |
+  local bt=${GPU_TESTS_BENCH_TIMEOUT:-150}
+  SHOAL_DEVICE_SYMMETRIC_SIZE=1G timeout "$bt" "$OSHRUN" -n 2 --timeout $((bt - 10)) "$B/perf/bench_gpu" 2>&1 |
     tee /tmp/gpu-tests/bench_gpu.log
 }
 [ -x "$B/perf/bench_gpu" ] && bench
@@ -113,8 +115,14 @@ done
 run gpu_fake pass -- 3 "$T/gpu_fake"
 run gpu_bad-badfree fail -- 2 "$T/gpu_bad" badfree
 run gpu_bad-badpe fail -- 2 "$T/gpu_bad" badpe
-grep -h '^shoal: PE' /tmp/gpu-tests/gpu_bad-badfree-2.log /tmp/gpu-tests/gpu_bad-badpe-2.log 2>/dev/null |
-  head -2 | sed 's/^/    | /'
+run gpu_bad-mixedcoll fail -- 2 "$T/gpu_bad" mixedcoll
+if grep -q '^shoal: PE [0-9]*: ' /tmp/gpu-tests/gpu_bad-mixedcoll-2.log 2>/dev/null &&
+   ! grep -q '^shoal: PE [0-9]*: shmem_fcollectmem: .*source' /tmp/gpu-tests/gpu_bad-mixedcoll-2.log; then
+  echo "gpu-tests: FAIL gpu_bad-mixedcoll: the message does not name shmem_fcollectmem and source"
+  fail=$((fail + 1)); failed_runs="$failed_runs gpu_bad-mixedcoll-message"
+fi
+grep -h '^shoal: PE' /tmp/gpu-tests/gpu_bad-badfree-2.log /tmp/gpu-tests/gpu_bad-badpe-2.log \
+  /tmp/gpu-tests/gpu_bad-mixedcoll-2.log 2>/dev/null | head -3 | sed 's/^/    | /'
 
 total=$((pass + fail + skip))
 echo "gpu-tests: $pass passed, $fail failed, $skip skipped of $total runs (MPS $mps, $(elapsed) s)${failed_runs:+; failed:$failed_runs}"

@@ -10,7 +10,7 @@
  * wait = 0: stream synchronize + host barrier first, the runtime's fallback), then compares every element and checks
  * its completion counter. Then a back-to-back sequence: six calls with no host synchronization between them.
  *
- *   coll_gpu_harness -W n [--procs] [--quick] [--seed S] [--max-bytes B] [--matrix FILE] [--dump DIR]
+ *   coll_gpu_harness -W n [--procs] [--quick] [--seed S] [--max-bytes B] [--matrix FILE] [--dump DIR [--variant V]]
  * Exit: 0 all passed, 1 a mismatch or error, 77 no GPU.
  */
 #include <time.h>
@@ -50,6 +50,7 @@ struct opts {
   uint64_t seed = 0;
   size_t max_bytes = (size_t)256 << 20;
   const char *matrix = nullptr, *dump = nullptr;
+  int dump_variant = SHOAL_COLL_GPU_HOISTED; /* --dump: the variant whose outputs are written */
 };
 
 std::vector<tcase> make_cases(const opts &o, size_t big) {
@@ -62,7 +63,7 @@ std::vector<tcase> make_cases(const opts &o, size_t big) {
     for (int op : ops)
       for (int t = 0; t < COLL_NTYPES; t++)
         for (size_t n : {(size_t)1, (size_t)1000, (size_t)65537, (size_t)1 << 20})
-          cases.push_back({op, SHOAL_COLL_GPU_HOISTED, 0, 0, 0, t, n, 1, 0, 0});
+          cases.push_back({op, o.dump_variant, 0, 0, 0, t, n, 1, 0, 0});
     return cases;
   }
   int k = 0;
@@ -228,8 +229,15 @@ int main(int argc, char **argv) {
     else if (a == "--max-bytes" && i + 1 < argc) o.max_bytes = parse_size(argv[++i]);
     else if (a == "--matrix" && i + 1 < argc) o.matrix = argv[++i];
     else if (a == "--dump" && i + 1 < argc) o.dump = argv[++i];
-    else {
-      fprintf(stderr, "usage: %s -W n [--procs] [--quick] [--seed S] [--max-bytes B] [--matrix FILE] [--dump DIR]\n",
+    else if (a == "--variant" && i + 1 < argc) {
+      std::string v = argv[++i];
+      if (v != "naive" && v != "hoisted") {
+        fprintf(stderr, "harness: --variant %s: expected naive or hoisted\n", v.c_str());
+        return 2;
+      }
+      o.dump_variant = v == "naive" ? SHOAL_COLL_GPU_NAIVE : SHOAL_COLL_GPU_HOISTED;
+    } else {
+      fprintf(stderr, "usage: %s -W n [--procs] [--quick] [--seed S] [--max-bytes B] [--matrix FILE] [--dump DIR [--variant V]]\n",
               argv[0]);
       return 2;
     }

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""gloo_compare.py - compare the GPU collective kernels' outputs with torch.distributed (gloo) on the same inputs.
+"""gloo_compare.py - compare the GPU collective kernels' outputs with torch.distributed on the same inputs.
 
     coll_gpu_harness -W n --dump DIR --seed S        (writes DIR/{op}_{type}_{n}_w{W}_pe{p}.bin)
-    python3 gloo_compare.py -W n --dump DIR --seed S --out RESULT.csv
+    python3 gloo_compare.py -W n --dump DIR --seed S --out RESULT.csv [--backend gloo|nccl]
 
-Each of W gloo processes (init by file, no network) builds PE p's input from the seed exactly as
+gloo (default): CPU tensors. nccl: tensors on GPU rank % device_count (NCCL needs one rank per GPU: W <= GPUs), with
+dist.all_gather_into_tensor and dist.all_to_all_single; NCCL_NVLS_ENABLE=0 is set (no NVLink multicast).
+Each of W processes (init by file, no network) builds PE p's input from the seed exactly as
 tests/gpu/coll/coll_gpu_testdata.h does (splitmix64, k = h % 255 - 127, stored as int8 k or float k/2), runs
 dist.all_gather (fcollect) and dist.all_to_all_single (alltoall; scatter from every root where gloo lacks it), and
 compares the result byte for byte with what PE p's destination held after the Shoal kernel. Exit 0 when all match.
@@ -58,7 +60,11 @@ def alltoall(out, inp, W, rank):
 
 
 def worker(rank, W, initfile, args, results):
-    dist.init_process_group('gloo', init_method='file://' + initfile, rank=rank, world_size=W)
+    dev = torch.device('cpu')
+    if args.backend == 'nccl':
+        dev = torch.device('cuda', rank % torch.cuda.device_count())
+        torch.cuda.set_device(dev)
+    dist.init_process_group(args.backend, init_method='file://' + initfile, rank=rank, world_size=W)
     rows = []
     for op in ('fcollect', 'alltoall'):
         for tname in TYPES:
@@ -68,7 +74,18 @@ def worker(rank, W, initfile, args, results):
                 count = n * (W if op == 'alltoall' else 1)
                 inp = inputs(args.seed, rank, count, tname)
                 note = ''
-                if op == 'fcollect':
+                if args.backend == 'nccl':
+                    inp = inp.to(dev)
+                    out = torch.empty(W * n, dtype=inp.dtype, device=dev)
+                    if op == 'fcollect':
+                        dist.all_gather_into_tensor(out, inp)
+                        note = 'all_gather_into_tensor'
+                    else:
+                        dist.all_to_all_single(out, inp)
+                        note = 'all_to_all_single'
+                    torch.cuda.synchronize()
+                    got = tobytes(out.cpu())
+                elif op == 'fcollect':
                     outs = [torch.empty(n, dtype=inp.dtype) for _ in range(W)]
                     try:
                         dist.all_gather(outs, inp)
@@ -92,7 +109,7 @@ def worker(rank, W, initfile, args, results):
                     ref = b''.join(tobytes(inputs(args.seed, s, n, tname)) for s in range(W))
                 else:
                     ref = b''.join(tobytes(inputs(args.seed, s, W * n, tname)[rank * n:(rank + 1) * n]) for s in range(W))
-                rows.append((op, tname, n, W, rank, 'missing' if shoal is None else ('ok' if shoal == got else 'DIFF'),
+                rows.append((args.backend, op, tname, n, W, rank, 'missing' if shoal is None else ('ok' if shoal == got else 'DIFF'),
                              'ok' if got == ref else 'DIFF', note))
     dist.destroy_process_group()
     results.extend(rows)
@@ -104,20 +121,22 @@ def main():
     ap.add_argument('--dump', required=True)
     ap.add_argument('--seed', type=int, required=True)
     ap.add_argument('--out', required=True)
+    ap.add_argument('--backend', choices=('gloo', 'nccl'), default='gloo')
     args = ap.parse_args()
+    os.environ.setdefault('NCCL_NVLS_ENABLE', '0')
     with tempfile.TemporaryDirectory() as tmp:
         mgr = mp.Manager()
         results = mgr.list()
         mp.spawn(worker, args=(args.W, os.path.join(tmp, 'init'), args, results), nprocs=args.W, join=True)
         rows = sorted(results)
-    bad = [r for r in rows if r[5] != 'ok' or r[6] != 'ok']
+    bad = [r for r in rows if r[6] != 'ok' or r[7] != 'ok']
     new = not os.path.exists(args.out)
     with open(args.out, 'a') as f:
         if new:
-            f.write('op,type,nelem,W,pe,shoal_vs_torch,torch_vs_formula,torch_call\n')
+            f.write('backend,op,type,nelem,W,pe,shoal_vs_torch,torch_vs_formula,torch_call\n')
         for r in rows:
             f.write(','.join(str(x) for x in r) + '\n')
-    print(f'gloo_compare W={args.W} (torch {torch.__version__}): {len(rows) - len(bad)} passed, {len(bad)} failed')
+    print(f'gloo_compare W={args.W} backend {args.backend} (torch {torch.__version__}): {len(rows) - len(bad)} passed, {len(bad)} failed')
     for r in bad[:10]:
         print('  DIFF', r)
     return 1 if bad else 0
