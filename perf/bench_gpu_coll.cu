@@ -313,6 +313,7 @@ int main(int argc, char **argv) {
       }
       CK(API(EventDestroy)(e0));
       CK(API(EventDestroy)(e1));
+      if (csv) fflush(csv); /* a PE process ends with _exit: unflushed rows would be lost */
     }
     cw_barrier(pe);
 #ifdef SHOAL_BENCH_NVSHMEM

@@ -6,7 +6,9 @@
 #   scripts/gpu-coll-tests.sh BUNDLE             there: run everything, results under $OUT (default /tmp/gpu-coll-out)
 #   scripts/gpu-coll-tests.sh --quick BUNDLE     there: the short run (~150 s): MPS, harness (processes W = 2, 4;
 #                                                threads W = 3), runtime test at 2 and 4 PEs, a small benchmark, NVSHMEM W = 2
-#   scripts/gpu-coll-tests.sh --plot CSV SVG     here: bandwidth plot (GB/s against size) from the benchmark's CSV
+#   scripts/gpu-coll-tests.sh --plot CSV SVG [W [LABEL [moved|busbw]]]
+#                                                here: bandwidth plot (GB/s against size) from the benchmark's CSV
+#                                                (default: W 4, label default, bytes read + written)
 #
 # $OUT receives two files only: summary.txt (a line per step; in --quick mode also the first failure lines and the
 # benchmark's figures) and logs.tar.gz (every log, CSV and the environment). Steps, each with its own time limit inside
@@ -52,17 +54,20 @@ if [ "${1:-}" = "--bundle" ]; then
 fi
 
 if [ "${1:-}" = "--plot" ]; then
-  python3 - "${2:?usage: $0 --plot CSV SVG}" "${3:?usage: $0 --plot CSV SVG}" <<'PY'
+  python3 - "${2:?usage: $0 --plot CSV SVG [W [LABEL [moved|busbw]]]}" "${3:?usage: $0 --plot CSV SVG}" "${4:-4}" \
+    "${5:-default}" "${6:-moved}" <<'PY'
 import csv, math, sys
 from collections import defaultdict
+Wsel, label, metric = sys.argv[3], sys.argv[4], sys.argv[5]
+col = 'moved_GBs' if metric == 'moved' else 'busbw_GBs'
 rows = list(csv.DictReader(open(sys.argv[1])))
 lines = defaultdict(list)
 for r in rows:
-    if r['impl'] == 'memcpy':
+    if r['impl'] == 'memcpy' and metric == 'moved':
         lines['cudaMemcpy D2D (ceiling)'].append((int(r['bytes_per_pe']), float(r['moved_GBs'])))
-    elif r['impl'] in ('shoal', 'nvshmem') and r['W'] == '4' and r.get('label', '') in ('', 'default'):
+    elif r['impl'] in ('shoal', 'nvshmem', 'nccl') and r['W'] == Wsel and r.get('label', '') in ('', label):
         name = f"{r['impl']} {r['op']} {r['variant']}".replace(' -', '')
-        lines[name].append((int(r['bytes_per_pe']), float(r['moved_GBs'])))
+        lines[name].append((int(r['bytes_per_pe']), float(r[col])))
 W, H, L, B, T, R = 900, 520, 70, 50, 30, 260
 xs = [x for pts in lines.values() for x, _ in pts]
 ys = [y for pts in lines.values() for _, y in pts]
@@ -74,7 +79,9 @@ Y = lambda y: H - B - y / y1 * (H - B - T)
 colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf']
 o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
      f'<rect width="{W}" height="{H}" fill="white"/>',
-     f'<text x="{L}" y="18" font-size="14">Bytes read + written per second, 4 PEs on one GPU (GB/s) against bytes per PE</text>']
+     f'<text x="{L}" y="18" font-size="14">' +
+     (f'Bytes read + written per second (GB/s), {Wsel} PEs ({label}), against bytes per PE' if metric == 'moved'
+      else f'Bus bandwidth as nccl-tests defines it (GB/s), {Wsel} PEs ({label}), against bytes per PE') + '</text>']
 for i in range(6):
     y = y1 * i / 5
     o.append(f'<line x1="{L}" y1="{Y(y):.1f}" x2="{W - R}" y2="{Y(y):.1f}" stroke="#ddd"/>')
@@ -208,8 +215,9 @@ fi
 df=0
 [ "$mps" = yes ] && df=1
 shmem_run() { # shmem_run N VARIANT [TIMEOUT MAXBYTES]: the runtime's multi-PE test (device forms too under MPS)
-  local to=${3:-55} mb=${4:-$((256 << 20))}
-  step "shmem-np$1-$2" $((to + 5)) env SHOAL_COLL_VARIANT="$2" SHOAL_TEST_DEVICE_FORMS=$df \
+  # (64 MiB and 90 s: on the 2-GPU machine, whose host memory grows on first touch, 4 PEs at 256 MiB took over 55 s)
+  local to=${3:-90} mb=${4:-$((64 << 20))}
+  step "shmem-np$1-$2" $((to + 5)) env SHOAL_COLL_VARIANT="$2" SHOAL_TEST_DEVICE_FORMS=$df SHOAL_TEST_TRACE=1 \
     SHOAL_DEVICE_SYMMETRIC_SIZE=4G SHMEM_DEBUG=1 SHOAL_DEBUG_SUBSYS=coll,gpu "$B/bin/oshrun" -n "$1" --timeout "$to" "$B/bin/coll_gpu_shmem" \
     --max-bytes "$mb"
 }
@@ -303,7 +311,7 @@ PY
   # 3. the kernels: harness (processes; peer heaps by IPC across GPUs), then the runtime test through oshrun
   step harness-procs-w$ngpu 60 "$H" -W $ngpu --procs --seed "$seed" --max-bytes 256M --matrix "$LOG/matrix-multi.csv"
   step harness-procs-w$((2 * ngpu)) 40 "$H" -W $((2 * ngpu)) --procs --quick --seed "$seed" --matrix "$LOG/matrix-multi.csv"
-  if [ $have_shmem = 1 ]; then shmem_run $ngpu hoisted 40; shmem_run $((2 * ngpu)) hoisted 40 $((16 << 20)); fi
+  if [ $have_shmem = 1 ]; then shmem_run $ngpu hoisted 60; shmem_run $((2 * ngpu)) hoisted 60 $((16 << 20)); fi
   # 4. against NCCL (torch.distributed) on the same inputs, one rank per GPU
   torch_cmp nccl $ngpu hoisted
   torch_cmp nccl $ngpu naive
@@ -371,7 +379,7 @@ fi
 step plan 20 "$B/bin/coll_gpu_plan"
 step harness-procs-w4 100 "$H" -W 4 --procs --seed "$seed" --max-bytes 256M --matrix "$LOG/matrix.csv"
 step harness-procs-w8 120 "$H" -W 8 --procs --seed "$seed" --max-bytes 128M --matrix "$LOG/matrix.csv"
-if [ $have_shmem = 1 ]; then shmem_run 4 hoisted; shmem_run 8 hoisted 55 $((64 << 20)); fi
+if [ $have_shmem = 1 ]; then shmem_run 4 hoisted; shmem_run 8 hoisted; fi
 step bench-w4 100 "$BENCH" -W 4 --procs --ceiling --min 4K --max 1G --factor 4 --csv "$CSV" --label default
 gloo_run 4
 gloo_run 8

@@ -43,6 +43,8 @@ __global__ void k_block(shmem_team_t team, int op, void *dest, const void *src, 
   }
 }
 static long failures, checks, forms[3];
+static bool trace; /* SHOAL_TEST_TRACE=1: a line per call and section on stderr (where a hang sits) */
+#define TRACE(...) (trace ? (void)fprintf(stderr, __VA_ARGS__) : (void)0)
 
 /* Host-to-device upload that has landed when it returns: a pageable cudaMemcpy may return once the bytes are staged,
  * before the DMA reaches device memory, and neither the kernel's non-blocking stream nor a host barrier orders that
@@ -72,6 +74,8 @@ static void one(shmem_team_t team, int tr, int tn, int op, int type, size_t n, u
   /* the call form follows the seed (the same on every member): on-stream, the blocking mem form, the typed form */
   const int form = device ? (int)(seed % 3) : 0;
   int rc;
+  TRACE("PE %d: call %s %s n=%zu team %d/%d form %d%s\n", me, op ? "alltoall" : "fcollect", coll_types[type].name, n,
+        tr, tn, form, device ? "" : " (host buffers)");
   if (form == 0)
     rc = op ? shmemx_alltoallmem_on_stream(team, dest, src, nb, s) : shmemx_fcollectmem_on_stream(team, dest, src, nb, s);
   else if (form == 1)
@@ -86,6 +90,7 @@ static void one(shmem_team_t team, int tr, int tn, int op, int type, size_t n, u
     rc = op ? shmem_int8_alltoall(team, (int8_t *)dest, (const int8_t *)src, n)
             : shmem_int8_fcollect(team, (int8_t *)dest, (const int8_t *)src, n);
   forms[form]++;
+  TRACE("PE %d: returned rc %d\n", me, rc);
   if (device) {
     CK(cudaMemcpyAsync(got.data(), dest, got.size(), cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
@@ -110,6 +115,7 @@ int main(int argc, char **argv) {
   size_t max_bytes = (size_t)64 << 20;
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) max_bytes = strtoull(argv[++i], nullptr, 0);
+  trace = getenv("SHOAL_TEST_TRACE") && *getenv("SHOAL_TEST_TRACE") == '1';
   shmem_init();
   me = shmem_my_pe();
   npes = shmem_n_pes();
@@ -149,6 +155,7 @@ int main(int argc, char **argv) {
       for (size_t n : ns)
         if (n && n * es <= big) one(SHMEM_TEAM_WORLD, me, npes, op, t, n, seed++, dest, src, s, true);
     }
+  TRACE("PE %d: section: split team\n", me);
   /* a split team: every other PE */
   shmem_team_t half;
   shmem_team_config_t cfg;
@@ -162,6 +169,7 @@ int main(int argc, char **argv) {
     shmem_team_destroy(half);
   }
   seed += 4; /* on every PE, members of the split team or not: the seed must stay the same on all PEs */
+  TRACE("PE %d: section: back to back\n", me);
   /* back to back: three calls enqueued on the stream with no barrier in between, then one check */
   {
     const size_t n = 50001, nb = n * 4, area = (size_t)npes * nb;
@@ -197,6 +205,7 @@ int main(int argc, char **argv) {
   /* block-scoped device forms (the PEs' kernels must run at once: MPS or one PE per GPU; the caller says so) */
   const char *df = getenv("SHOAL_TEST_DEVICE_FORMS");
   if (df && *df == '1') {
+    TRACE("PE %d: section: device forms\n", me);
     if (shmemx_coll_init_device_state()) shmem_global_exit(1);
     for (int op = 0; op < 2; op++)
       for (int t = 0; t < COLL_NTYPES; t++)
@@ -223,6 +232,7 @@ int main(int argc, char **argv) {
           shmem_barrier_all();
         }
   }
+  TRACE("PE %d: section: host buffers\n", me);
   /* host buffers: the host path, the stream drained first */
   for (int op = 0; op < 2; op++) one(SHMEM_TEAM_WORLD, me, npes, op, COLL_INT8, 65536, seed++, hdest, hsrc, s, false);
 

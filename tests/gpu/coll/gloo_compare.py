@@ -6,7 +6,7 @@
 
 gloo (default): CPU tensors. nccl: tensors on GPU rank % device_count (NCCL needs one rank per GPU: W <= GPUs), with
 dist.all_gather_into_tensor and dist.all_to_all_single; NCCL_NVLS_ENABLE=0 is set (no NVLink multicast).
-Each of W processes (init by file, no network) builds PE p's input from the seed exactly as
+Each of W processes (init by file, no network) builds PE p's input for case ci (the harness's case index in dump mode; seed S + ci) exactly as
 tests/gpu/coll/coll_gpu_testdata.h does (splitmix64, k = h % 255 - 127, stored as int8 k or float k/2), runs
 dist.all_gather (fcollect) and dist.all_to_all_single (alltoall; scatter from every root where gloo lacks it), and
 compares the result byte for byte with what PE p's destination held after the Shoal kernel. Exit 0 when all match.
@@ -66,13 +66,16 @@ def worker(rank, W, initfile, args, results):
         torch.cuda.set_device(dev)
     dist.init_process_group(args.backend, init_method='file://' + initfile, rank=rank, world_size=W)
     rows = []
+    ci = -1  # case index: the harness gives case ci the seed seed + ci (same loop order: op, type, size)
     for op in ('fcollect', 'alltoall'):
         for tname in TYPES:
             for n in SIZES:
+                ci += 1
+                seed = args.seed + ci
                 path = os.path.join(args.dump, f'{op}_{tname}_{n}_w{W}_pe{rank}.bin')
                 shoal = open(path, 'rb').read() if os.path.exists(path) else None
                 count = n * (W if op == 'alltoall' else 1)
-                inp = inputs(args.seed, rank, count, tname)
+                inp = inputs(seed, rank, count, tname)
                 note = ''
                 if args.backend == 'nccl':
                     inp = inp.to(dev)
@@ -106,9 +109,9 @@ def worker(rank, W, initfile, args, results):
                     got = tobytes(out)
                 # reference from the formula alone (what every peer's input must contribute)
                 if op == 'fcollect':
-                    ref = b''.join(tobytes(inputs(args.seed, s, n, tname)) for s in range(W))
+                    ref = b''.join(tobytes(inputs(seed, s, n, tname)) for s in range(W))
                 else:
-                    ref = b''.join(tobytes(inputs(args.seed, s, W * n, tname)[rank * n:(rank + 1) * n]) for s in range(W))
+                    ref = b''.join(tobytes(inputs(seed, s, W * n, tname)[rank * n:(rank + 1) * n]) for s in range(W))
                 rows.append((args.backend, op, tname, n, W, rank, 'missing' if shoal is None else ('ok' if shoal == got else 'DIFF'),
                              'ok' if got == ref else 'DIFF', note))
     dist.destroy_process_group()
