@@ -128,6 +128,19 @@ BENCH=$B/bin/bench_gpu_coll
 seed=$(date +%s)
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
+# finish: the first failure lines of every correctness log and the benchmark's figures into the summary; MPS off
+finish() {
+  local pat='MISMATCH|TIMEOUT|FAIL|DIFF|rror|calls counted|did not finish' f n
+  for f in "$LOG"/harness-*.log "$LOG"/shmem-*.log "$LOG"/gloo-*.log "$LOG"/nccl-*.log "$LOG"/nvshmem-*.log; do
+    [ -e "$f" ] || continue
+    n=$(grep -cE "$pat" "$f")
+    ((n)) || continue
+    { echo "--- $(basename "$f"): $n failure lines; the first:"; grep -E "$pat|bad \(first|re-armed" "$f" | head -12; } >>"$summary"
+  done
+  [ -e "$CSV" ] && { echo "--- bench.csv"; cut -d, -f1,3,4,5,9,11,13,14,16 "$CSV" | grep -v ',sweep$'; } >>"$summary"
+  mps_stop
+  note "total $(($(date +%s) - t_start))s"
+}
 
 # step NAME LIMIT CMD...: run CMD with a time limit (cut to the budget left), output in $LOG/NAME.log
 step() {
@@ -327,15 +340,7 @@ PY
   fi
   step bench-multi-w$((2 * ngpu)) 40 "$BENCH" -W $((2 * ngpu)) --procs --min 4K --max 256M --factor 16 --csv "$CSV" \
     --label multi2
-  for f in "$LOG"/harness-*.log "$LOG"/shmem-*.log "$LOG"/nccl-*.log "$LOG"/nvshmem-*.log; do
-    [ -e "$f" ] || continue
-    n=$(grep -cE 'MISMATCH|TIMEOUT|FAIL|DIFF|rror' "$f")
-    ((n)) || continue
-    { echo "--- $(basename "$f"): $n failure lines; the first:"; grep -E 'MISMATCH|TIMEOUT|FAIL|DIFF|rror' "$f" | head -10; } >>"$summary"
-  done
-  [ -e "$CSV" ] && { echo "--- bench.csv"; cut -d, -f1,3,4,5,9,11,13,16 "$CSV"; } >>"$summary"
-  mps_stop
-  note "total $(($(date +%s) - t_start))s"
+  finish
   exit 0
 fi
 
@@ -362,15 +367,7 @@ if ((quick)); then
     step bench-w4-nomps-hostsync 15 "$BENCH" -W 4 --procs --sync host --min 4K --max 16M --factor 64 --csv "$CSV" \
       --label nomps-hostsync
   fi
-  for f in "$LOG"/harness-*.log "$LOG"/shmem-*.log "$LOG"/nvshmem-*.log; do # first failures, into the summary
-    [ -e "$f" ] || continue
-    n=$(grep -cE 'MISMATCH|TIMEOUT|FAIL|rror|calls counted|did not finish' "$f")
-    ((n)) || continue
-    { echo "--- $(basename "$f"): $n failure lines; the first:"; grep -E 'MISMATCH|TIMEOUT|FAIL|rror|calls counted|did not finish|bad \(first|SLOW|re-armed|cw_setup' "$f" | head -14; } >>"$summary"
-  done
-  [ -e "$CSV" ] && { echo "--- bench.csv"; cut -d, -f1,3,5,9,11,12,14,16 "$CSV"; } >>"$summary"
-  mps_stop
-  note "total $(($(date +%s) - t_start))s"
+  finish
   exit 0
 fi
 
@@ -398,12 +395,4 @@ nvshmem_run 2
 [ $have_shmem = 1 ] && shmem_run 2 hoisted
 step bench-w4-hostsync 30 "$BENCH" -W 4 --procs --sync host --min 4K --max 64M --factor 16 --csv "$CSV" --label hostsync
 if [ $have_shmem = 1 ]; then shmem_run 3 hoisted; shmem_run 8 naive; shmem_run 2 naive; fi
-for f in "$LOG"/harness-*.log "$LOG"/shmem-*.log "$LOG"/gloo-*.log "$LOG"/nvshmem-*.log; do
-  [ -e "$f" ] || continue
-  n=$(grep -cE 'MISMATCH|TIMEOUT|FAIL|DIFF|rror|calls counted|did not finish' "$f")
-  ((n)) || continue
-  { echo "--- $(basename "$f"): $n failure lines; the first:"; grep -E 'MISMATCH|TIMEOUT|FAIL|DIFF|rror|calls counted|did not finish' "$f" | head -10; } >>"$summary"
-done
-[ -e "$CSV" ] && { echo "--- bench.csv"; cut -d, -f1,3,4,5,9,11,13,14,16 "$CSV" | grep -v ',sweep$'; } >>"$summary"
-mps_stop
-note "total $(($(date +%s) - t_start))s"
+finish
