@@ -161,7 +161,13 @@ static void handle_msg(int i) {
         return;
       }
       char *all = malloc(len * (uint64_t)n + 1);
-      for (int j = 0; j < n; j++) memcpy(all + len * (uint64_t)j, pes[j].gather, len);
+      if (!all) {
+        STOP(1, "bootstrap all-gather: out of memory; stopping the job\n");
+        return;
+      }
+      /* len 0: every gather is NULL, and memcpy from NULL is undefined even for 0 bytes. */
+      if (len)
+        for (int j = 0; j < n; j++) memcpy(all + len * (uint64_t)j, pes[j].gather, len);
       shoal_boot_msg_t rep = {.type = SHOAL_BOOT_ALLGATHER, .rank = -1, .len = len * (uint64_t)n};
       for (int j = 0; j < n; j++) {
         pes[j].gpending = false;
