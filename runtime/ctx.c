@@ -3,9 +3,11 @@
  * On one node every operation completes before it returns, so a context carries no resources: it is a small object
  * holding its options and team, and its magic while it is live. A destroyed context keeps its memory (never freed,
  * never reused) with magic 0, so every later use of the stale handle is caught by SHOAL_CHECK_CTX with a one-line
- * error. (A context costs one small allocation for the life of the process.) */
+ * error. (A context costs one small allocation for the life of the process.) Live contexts are kept on a list so
+ * that shmem_team_destroy can destroy those made on the team. */
 #include "ctx.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 /* The teams module (team.c) translates team PE numbers; weak, so that this module links without it. (Declared here
@@ -28,17 +30,40 @@ int shoal_ctx_pe_slow(const char *routine, shmem_ctx_t ctx, int pe) {
 
 #define SHOAL_CTX_OPTIONS (SHMEM_CTX_SERIALIZED | SHMEM_CTX_PRIVATE | SHMEM_CTX_NOSTORE)
 
+/* The list lives here rather than in struct shoal_ctx, which the inline fast paths share. */
+struct ctx_node {
+  struct shoal_ctx c; /* first: a shmem_ctx_t points at it */
+  struct ctx_node *prev, *next; /* NULL once off the list */
+};
+static struct ctx_node live = {.prev = &live, .next = &live};
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER; /* contexts are created and destroyed by any thread */
+
+/* Caller holds live_lock. */
+static void ctx_kill(struct ctx_node *n) {
+  if (!n->next) return; /* already killed (a racing destroy: the user's error, but keep the list sound) */
+  n->prev->next = n->next;
+  n->next->prev = n->prev;
+  n->prev = n->next = NULL;
+  __atomic_store_n(&n->c.magic, 0, __ATOMIC_RELEASE);
+}
+
 static int ctx_new(shmem_team_t team, long options, shmem_ctx_t *ctx) {
   *ctx = SHMEM_CTX_INVALID;
   if (options & ~SHOAL_CTX_OPTIONS) {
     if (shoal_env.debug) shoal_warn("shmem_ctx_create: options %#lx has unknown bits", (unsigned long)options);
     return -1;
   }
-  struct shoal_ctx *c = malloc(sizeof *c);
-  if (!c) return -1;
-  *c = (struct shoal_ctx){.options = options, .team = team};
-  __atomic_store_n(&c->magic, SHOAL_CTX_MAGIC, __ATOMIC_RELEASE);
-  *ctx = c;
+  struct ctx_node *n = malloc(sizeof *n);
+  if (!n) return -1;
+  *n = (struct ctx_node){.c = {.options = options, .team = team}};
+  pthread_mutex_lock(&live_lock);
+  n->prev = live.prev;
+  n->next = &live;
+  live.prev->next = n;
+  live.prev = n;
+  __atomic_store_n(&n->c.magic, SHOAL_CTX_MAGIC, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&live_lock);
+  *ctx = &n->c;
   return 0;
 }
 
@@ -62,7 +87,20 @@ void shmem_ctx_destroy(shmem_ctx_t ctx) {
   SHOAL_CHECK_CTX("shmem_ctx_destroy", ctx);
   if (ctx == &shoal_ctx_default_obj) shoal_fatal("shmem_ctx_destroy", "SHMEM_CTX_DEFAULT cannot be destroyed");
   shmem_ctx_quiet(ctx);
-  __atomic_store_n(&ctx->magic, 0, __ATOMIC_RELEASE);
+  pthread_mutex_lock(&live_lock);
+  ctx_kill((struct ctx_node *)ctx);
+  pthread_mutex_unlock(&live_lock);
+}
+
+void shoal_ctx_destroy_team(shmem_team_t team) {
+  shmem_quiet(); /* the implicit quiet of shmem_ctx_destroy, once for all of them */
+  pthread_mutex_lock(&live_lock);
+  for (struct ctx_node *n = live.next, *next; n != &live; n = next) {
+    next = n->next;
+    /* A private context belongs to its thread, which must have destroyed it already (spec 1.5): leave it alone. */
+    if (n->c.team == team && !(n->c.options & SHMEM_CTX_PRIVATE)) ctx_kill(n);
+  }
+  pthread_mutex_unlock(&live_lock);
 }
 
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team) {

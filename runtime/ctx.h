@@ -9,6 +9,10 @@
  * handle stays detectably invalid (SHOAL_CHECK_CTX). */
 int shoal_ctx_create_team(shmem_team_t team, long options, shmem_ctx_t *ctx);
 
+/* Destroy every shareable context made on team, as shmem_team_destroy must (spec 1.5); private ones are the user's
+ * to destroy first. Thread safe. */
+void shoal_ctx_destroy_team(shmem_team_t team);
+
 /* Slow path of shoal_ctx_pe: translation through the teams module, fatal for a PE outside the team. */
 int shoal_ctx_pe_slow(const char *routine, shmem_ctx_t ctx, int pe);
 

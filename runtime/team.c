@@ -2,6 +2,7 @@
  * hold every team's flags and scratch (model in collectives/coll.h). */
 #include "coll.h"
 #include "ctx.h"
+#include "gpu/coll_gpu.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -350,6 +351,8 @@ void shmem_team_destroy(shmem_team_t team) {
   if (t->predefined)
     shoal_fatal(routine, "team: %s is predefined and cannot be destroyed",
                 t == &world_obj ? "SHMEM_TEAM_WORLD" : "SHMEM_TEAM_SHARED");
+  shoal_ctx_destroy_team(team);
+  shoal_coll_gpu_forget_slot(t->slot);
   /* No synchronization: every signal a member sends is consumed before its receiver leaves the collective, and a
    * later team on this slot starts above t->seq (slot_hw), so nothing stale can be mistaken for a new signal. */
   slot_used[t->slot] = false;

@@ -86,6 +86,9 @@ struct shoal_team;
 size_t shoal_coll_gpu_area_bytes(int npes);
 /* At shmem_init, after the device heap is up (device/gpu.c): set up that area. 0 or an error. */
 int shoal_coll_gpu_init(void);
+/* shmem_team_destroy: the slot's GPU state belongs to no team any more, so that the next team on the slot re-arms it
+ * even if its object lands at the destroyed one's address. */
+void shoal_coll_gpu_forget_slot(int slot);
 void shoal_coll_gpu_fini(void);
 /* Entry points for the host collectives: run the call on the GPU when dest and source are on the device heap (0),
  * else return -4 (SHOAL_ERR_NOSYS) and let the host algorithm run. nbytes per PE; stream NULL: blocking. */

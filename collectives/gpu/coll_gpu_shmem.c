@@ -108,6 +108,10 @@ void shoal_coll_gpu_fini(void) {
   memset(&C, 0, sizeof C);
 }
 
+void shoal_coll_gpu_forget_slot(int slot) {
+  if (slot >= 0 && slot < SHOAL_TEAM_SLOTS) C.slot_team[slot] = NULL;
+}
+
 /* Slot of team t, armed for it: the members' heap bases in this process, flags and epoch from zero (then a team
  * sync, so that no member signals into a row another member still resets). */
 static int arm(shoal_team_t *t, const shmemx_device_state_t *st) {

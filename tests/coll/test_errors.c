@@ -28,6 +28,12 @@ int main(int argc, char **argv) {
     shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, NULL, 0, &t);
     shmem_team_destroy(t);
     shmem_team_my_pe(t);
+  } else if (!strcmp(m, "destroyed_ctx")) { /* spec 1.5: destroying a team destroys its shareable contexts */
+    shmem_ctx_t ctx;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, NULL, 0, &t);
+    shmem_team_create_ctx(t, 0, &ctx);
+    shmem_team_destroy(t);
+    shmem_ctx_get_team(ctx, &t);
   } else if (!strcmp(m, "destroy_world")) {
     shmem_team_destroy(SHMEM_TEAM_WORLD);
   } else if (!strcmp(m, "root")) {
