@@ -121,6 +121,15 @@ static inline void shoal_coll_check_overlap(const char *routine, const void *des
   if (allow_same && d == s && nd == ns) return;
   shoal_coll_overlap_fail(routine, dest, nd, src, ns, allow_same);
 }
+_Noreturn void shoal_coll_device_fail(const char *routine, const char *arg, const void *p);
+/* Fatal when dest or source is on the device heap: the host algorithms store with the CPU, which cannot reach GPU
+ * memory, and only fcollect and contiguous alltoall have GPU kernels (collectives/gpu). */
+static inline void shoal_coll_host_only(const char *routine, const void *dest, const void *src) {
+  const shoal_space_t *dev = &shoal_g.space[SHOAL_SPACE_DEVICE];
+  if (SHOAL_LIKELY(!dev->size)) return;
+  if ((uintptr_t)dest - dev->base < dev->size) shoal_coll_device_fail(routine, "dest", dest);
+  if ((uintptr_t)src - dev->base < dev->size) shoal_coll_device_fail(routine, "source", src);
+}
 _Noreturn void shoal_coll_bytes_fail(const char *routine, size_t nelems, size_t size);
 /* nelems * size, fatal on overflow. */
 static inline size_t shoal_coll_bytes(const char *routine, size_t nelems, size_t size) {

@@ -70,6 +70,7 @@ static void a2a_any(const char *routine, shoal_team_t *t, void *dest, const void
       SHOAL_UNLIKELY(shoal_coll_gpu_alltoall(t, dest, source, shoal_coll_bytes(routine, nelems, esize), NULL,
                                              routine) == SHOAL_OK))
     return;
+  if (dst != 1 || sst != 1) shoal_coll_host_only(routine, dest, source); /* contiguous: checked by the GPU path */
   alltoall_impl(t, dest, source, nelems, esize, dst, sst, routine);
 }
 

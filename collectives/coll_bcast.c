@@ -84,6 +84,7 @@ static void bcast_team(const char *routine, shmem_team_t team, void *dest, const
   size_t nb = shoal_coll_bytes(routine, nelems, esize);
   shoal_coll_debug_check(t, routine, "nelems", nelems, "PE_root", (uint64_t)PE_root);
   if (!nb) return;
+  shoal_coll_host_only(routine, dest, source);
   shoal_coll_check_overlap(routine, dest, nb, source, nb, true);
   shoal_coll_bcast(t, dest, source, nb, PE_root, true, routine);
 }
@@ -110,6 +111,7 @@ int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t
     size_t nb = shoal_coll_bytes(routine, nelems, S / 8);                                                             \
     shoal_coll_debug_check(t, routine, "nelems", nelems, "PE_root", (uint64_t)PE_root);                               \
     if (!nb) return;                                                                                                   \
+    shoal_coll_host_only(routine, dest, source);                                                                      \
     shoal_coll_check_overlap(routine, dest, nb, source, nb, true);                                                    \
     shoal_coll_bcast(t, dest, source, nb, PE_root, false, routine);                                                   \
   }

@@ -115,6 +115,7 @@ static void collect_any(const char *routine, shoal_team_t *t, void *dest, const 
                         size_t esize) {
   size_t nb = shoal_coll_bytes(routine, nelems, esize);
   shoal_coll_debug_check(t, routine, "element size", esize, NULL, 0);
+  shoal_coll_host_only(routine, dest, source);
   shoal_coll_collect(t, dest, source, nb, routine);
 }
 

@@ -163,6 +163,7 @@ static void reduce_any(const char *routine, shoal_team_t *t, void *dest, const v
   size_t nb = shoal_coll_bytes(routine, nreduce, esize);
   shoal_coll_debug_check(t, routine, "nreduce", nreduce, NULL, 0);
   if (!nb) return;
+  shoal_coll_host_only(routine, dest, source);
   shoal_coll_check_overlap(routine, dest, nb, source, nb, true);
   shoal_coll_reduce(t, dest, source, nreduce, esize, op, routine);
 }

@@ -119,7 +119,7 @@ static int fails, me;
 
 #define N 10007
 
-int main(void) {
+int main(int argc, char **argv) {
   setenv("SHOAL_DEVICE_SYMMETRIC_SIZE", "16M", 1);
   shoal_gpu_test_backend = &fake;
   shmem_init();
@@ -134,6 +134,15 @@ int main(void) {
 
   unsigned char *d = shmem_malloc_with_hints(N, SHMEMX_MALLOC_DEVICE), *h = shmem_malloc(N);
   CHECK(shoal_gpu_heap_owns(d), "SHMEMX_MALLOC_DEVICE gave %p outside the device heap", (void *)d);
+  /* Bad input (must stop with a one-line error): collectives that would store into device memory from the CPU. */
+  if (argc > 1 && !strcmp(argv[1], "mixed_fcollect")) shmem_fcollectmem(SHMEM_TEAM_WORLD, d, h, 8);
+  if (argc > 1 && !strcmp(argv[1], "bcast_device")) shmem_broadcastmem(SHMEM_TEAM_WORLD, d, d + N / 2, 8, 0);
+  if (argc > 1 && !strcmp(argv[1], "reduce_device")) shmem_long_sum_reduce(SHMEM_TEAM_WORLD, (long *)h, (long *)d, 4);
+  if (argc > 1 && !strcmp(argv[1], "alltoalls_device")) shmem_alltoallsmem(SHMEM_TEAM_WORLD, d, d + N / 2, 2, 1, 4);
+  if (argc > 1) {
+    fprintf(stderr, "gpu_fake: mode %s was not refused\n", argv[1]);
+    return 1;
+  }
   CHECK(shoal_gpu_heap_owns(h) == dev_default, "shmem_malloc with SHOAL_HEAP=%s", hk ? hk : "(unset)");
   CHECK(shmem_ptr(d, next) == NULL, "shmem_ptr of device memory");
 
