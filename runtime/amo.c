@@ -4,20 +4,51 @@
  * through its mapping (shoal_amo_addr: a few compares and one add for the heap and static data). The same memory is
  * reached from every PE and thread, so AMOs from anywhere, the target PE's own included, are mutually atomic.
  * Fetching reads are acquire, set is a release store, read-modify-writes are sequentially consistent (a locked
- * instruction on x86 either way). The _nbi forms complete at once, which the spec allows. */
+ * instruction on x86 either way). The _nbi forms complete at once, which the spec allows. Objects on the device heap
+ * go through the GPU backend (amo_dev). */
 #include "amo.h"
 #include "ctx.h"
+#include "gpu.h"
 
-void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr, size_t size, int pe) {
+void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr, size_t size, int pe, bool dev_ok) {
   if (!addr) shoal_fatal(routine, "%s is NULL", arg);
   if ((uintptr_t)addr & (size - 1))
     shoal_fatal(routine, "%s %p is not aligned to its %zu-byte type", arg, addr, size);
   shoal_space_t *s = shoal_space_find(addr, size, NULL);
   if (!s) shoal_xlate_slow(addr, size, pe, routine, arg); /* fatal, with the reason */
+  if (s->device && dev_ok) return NULL;
   if (!s->delta || s->device)
     shoal_fatal(routine, "%s %p is in %s, which the host cannot update atomically", arg, addr, s->name);
   return (char *)addr + s->delta[pe];
 }
+
+/* An AMO on pe's instance of a device-heap object: the backend's one-thread kernel on the target, through the IPC
+ * mapping (shoal_gpu_amo; synchronous, serialized per PE), as NVSHMEM's host-side AMOs on device memory do. Values
+ * travel as their bits (every AMO type is 4 or 8 bytes); returns the old value's bits. */
+static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int op, size_t size, uint64_t v, uint64_t c,
+                        int pe) {
+  uint64_t old = 0;
+  shoal_status_t rc = shoal_gpu_amo(rt, (void *)addr, op, size, v, c, &old, pe);
+  if (rc == SHOAL_ERR_NOSYS)
+    shoal_fatal(rt, "%s %p is on the device heap, and the %s backend has no host-initiated atomics on device memory",
+                arg, addr, shoal_gpu_ops.name);
+  if (rc) shoal_fatal(rt, "%s %p: the atomic on PE %d's device memory failed", arg, addr, pe);
+  return old;
+}
+static inline uint64_t amo_bits(const void *p, size_t n) {
+  uint64_t b = 0;
+  memcpy(&b, p, n);
+  return b;
+}
+#define AMO_BITS(T, x) ({ T x_ = (T)(x); amo_bits(&x_, sizeof(T)); })
+/* The device path's result as a T: the old value of pe's object (little-endian: the low bytes of the bits). */
+#define AMO_DEV(T, arg, OP, v, c)                                                                                      \
+  ({                                                                                                                   \
+    uint64_t b_ = amo_dev(rt, #arg, arg, SHOAL_GPU_AMO_##OP, sizeof(T), AMO_BITS(T, v), AMO_BITS(T, c), pe);           \
+    T r_;                                                                                                              \
+    memcpy(&r_, &b_, sizeof(T));                                                                                       \
+    r_;                                                                                                                \
+  })
 
 #define SHOAL_CTX_PARAMS(...) (shmem_ctx_t ctx, __VA_ARGS__)
 /* Defines routine NAME and shmem_ctx_NAME-style twin CNAME with the same body; the body sees the routine's name in rt
@@ -44,26 +75,74 @@ void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr
 
 /* Bodies, shared by the 1.5 names and the deprecated ones. T is the type; dest/source/value/cond/fetch/pe the
  * parameters. */
-#define AMO_AT(T, arg) ((T *)shoal_amo_addr(rt, #arg, arg, sizeof(T), pe))
+/* p: pe's object as a host address. For an object on the device heap, DEV runs instead (the device path; it returns
+ * from the routine), off the inline path so that host-memory AMOs pay nothing for it. */
+#define AMO_AT(T, arg, DEV)                                                                                            \
+  T *p;                                                                                                                \
+  if (SHOAL_UNLIKELY(!shoal_amo_fast(rt, arg, sizeof(T), pe, (void **)&p))) {                                          \
+    p = (T *)shoal_amo_addr_slow(rt, #arg, arg, sizeof(T), pe, true);                                                  \
+    if (!p) DEV                                                                                                        \
+  }
 #define AMO_FETCH_OUT()                                                                                                \
   if (SHOAL_UNLIKELY(!fetch)) shoal_fatal(rt, "fetch is NULL");
-#define B_FETCH(T) T r; __atomic_load(AMO_AT(T, source), &r, __ATOMIC_ACQUIRE); return r;
-#define B_SET(T) __atomic_store(AMO_AT(T, dest), &value, __ATOMIC_RELEASE);
-#define B_SWAP(T) T r; __atomic_exchange(AMO_AT(T, dest), &value, &r, __ATOMIC_SEQ_CST); return r;
+#define B_FETCH(T)                                                                                                     \
+  AMO_AT(T, source, return AMO_DEV(T, source, FETCH, 0, 0);)                                                           \
+  T r;                                                                                                                 \
+  __atomic_load(p, &r, __ATOMIC_ACQUIRE);                                                                              \
+  return r;
+#define B_SET(T)                                                                                                       \
+  AMO_AT(T, dest, { (void)AMO_DEV(T, dest, SET, value, 0); return; })                                                  \
+  __atomic_store(p, &value, __ATOMIC_RELEASE);
+#define B_SWAP(T)                                                                                                      \
+  AMO_AT(T, dest, return AMO_DEV(T, dest, SWAP, value, 0);)                                                            \
+  T r;                                                                                                                 \
+  __atomic_exchange(p, &value, &r, __ATOMIC_SEQ_CST);                                                                  \
+  return r;
 #define B_CSWAP(T)                                                                                                     \
-  __atomic_compare_exchange_n(AMO_AT(T, dest), &cond, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                   \
+  AMO_AT(T, dest, return AMO_DEV(T, dest, CSWAP, value, cond);)                                                        \
+  __atomic_compare_exchange_n(p, &cond, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                 \
   return cond; /* unchanged on success (== old value), the current value on failure */
-#define B_FADD(T, v) return __atomic_fetch_add(AMO_AT(T, dest), (T)(v), __ATOMIC_SEQ_CST);
-#define B_ADD(T, v) __atomic_fetch_add(AMO_AT(T, dest), (T)(v), __ATOMIC_SEQ_CST);
+#define B_FADD(T, v)                                                                                                   \
+  AMO_AT(T, dest, return AMO_DEV(T, dest, ADD, v, 0);)                                                                 \
+  return __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
+#define B_ADD(T, v)                                                                                                    \
+  AMO_AT(T, dest, { (void)AMO_DEV(T, dest, ADD, v, 0); return; })                                                      \
+  __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
+/* _nbi forms: the old value into *fetch. */
+#define B_FETCH_NBI(T)                                                                                                 \
+  AMO_FETCH_OUT()                                                                                                      \
+  AMO_AT(T, source, { *fetch = AMO_DEV(T, source, FETCH, 0, 0); return; })                                             \
+  __atomic_load(p, fetch, __ATOMIC_ACQUIRE);
+#define B_SWAP_NBI(T)                                                                                                  \
+  AMO_FETCH_OUT()                                                                                                      \
+  AMO_AT(T, dest, { *fetch = AMO_DEV(T, dest, SWAP, value, 0); return; })                                              \
+  __atomic_exchange(p, &value, fetch, __ATOMIC_SEQ_CST);
+#define B_CSWAP_NBI(T)                                                                                                 \
+  AMO_FETCH_OUT()                                                                                                      \
+  AMO_AT(T, dest, { *fetch = AMO_DEV(T, dest, CSWAP, value, cond); return; })                                          \
+  __atomic_compare_exchange_n(p, &cond, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                 \
+  *fetch = cond;
+#define B_FADD_NBI(T, v)                                                                                               \
+  AMO_FETCH_OUT()                                                                                                      \
+  AMO_AT(T, dest, { *fetch = AMO_DEV(T, dest, ADD, v, 0); return; })                                                   \
+  *fetch = __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
+#define B_BIT(T, op, OPU)                                                                                              \
+  AMO_AT(T, dest, return AMO_DEV(T, dest, OPU, value, 0);)                                                             \
+  return __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
+#define B_BIT_VOID(T, op, OPU)                                                                                         \
+  AMO_AT(T, dest, { (void)AMO_DEV(T, dest, OPU, value, 0); return; })                                                  \
+  __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
+#define B_BIT_NBI(T, op, OPU)                                                                                          \
+  AMO_FETCH_OUT()                                                                                                      \
+  AMO_AT(T, dest, { *fetch = AMO_DEV(T, dest, OPU, value, 0); return; })                                               \
+  *fetch = __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
 
 #define SHOAL_DEF_AMO_EXT(T, N)                                                                                        \
   SHOAL_DEF_AMO2(T, N, fetch, (const T *source, int pe), B_FETCH(T))                                                   \
   SHOAL_DEF_AMO2(void, N, set, (T *dest, T value, int pe), B_SET(T))                                                   \
   SHOAL_DEF_AMO2(T, N, swap, (T *dest, T value, int pe), B_SWAP(T))                                                    \
-  SHOAL_DEF_AMO2(void, N, fetch_nbi, (T *fetch, const T *source, int pe), AMO_FETCH_OUT()                              \
-                 __atomic_load(AMO_AT(T, source), fetch, __ATOMIC_ACQUIRE);)                                           \
-  SHOAL_DEF_AMO2(void, N, swap_nbi, (T *fetch, T *dest, T value, int pe), AMO_FETCH_OUT()                              \
-                 __atomic_exchange(AMO_AT(T, dest), &value, fetch, __ATOMIC_SEQ_CST);)
+  SHOAL_DEF_AMO2(void, N, fetch_nbi, (T *fetch, const T *source, int pe), B_FETCH_NBI(T))                              \
+  SHOAL_DEF_AMO2(void, N, swap_nbi, (T *fetch, T *dest, T value, int pe), B_SWAP_NBI(T))
 SHOAL_AMO_EXT_TYPES(SHOAL_DEF_AMO_EXT)
 
 #define SHOAL_DEF_AMO_STD(T, N)                                                                                        \
@@ -72,24 +151,17 @@ SHOAL_AMO_EXT_TYPES(SHOAL_DEF_AMO_EXT)
   SHOAL_DEF_AMO2(void, N, inc, (T *dest, int pe), B_ADD(T, 1))                                                         \
   SHOAL_DEF_AMO2(T, N, fetch_add, (T *dest, T value, int pe), B_FADD(T, value))                                        \
   SHOAL_DEF_AMO2(void, N, add, (T *dest, T value, int pe), B_ADD(T, value))                                            \
-  SHOAL_DEF_AMO2(void, N, compare_swap_nbi, (T *fetch, T *dest, T cond, T value, int pe), AMO_FETCH_OUT()              \
-                 __atomic_compare_exchange_n(AMO_AT(T, dest), &cond, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);    \
-                 *fetch = cond;)                                                                                       \
-  SHOAL_DEF_AMO2(void, N, fetch_inc_nbi, (T *fetch, T *dest, int pe), AMO_FETCH_OUT()                                  \
-                 *fetch = __atomic_fetch_add(AMO_AT(T, dest), (T)1, __ATOMIC_SEQ_CST);)                                \
-  SHOAL_DEF_AMO2(void, N, fetch_add_nbi, (T *fetch, T *dest, T value, int pe), AMO_FETCH_OUT()                         \
-                 *fetch = __atomic_fetch_add(AMO_AT(T, dest), value, __ATOMIC_SEQ_CST);)
+  SHOAL_DEF_AMO2(void, N, compare_swap_nbi, (T *fetch, T *dest, T cond, T value, int pe), B_CSWAP_NBI(T))              \
+  SHOAL_DEF_AMO2(void, N, fetch_inc_nbi, (T *fetch, T *dest, int pe), B_FADD_NBI(T, 1))                                \
+  SHOAL_DEF_AMO2(void, N, fetch_add_nbi, (T *fetch, T *dest, T value, int pe), B_FADD_NBI(T, value))
 SHOAL_AMO_STD_TYPES(SHOAL_DEF_AMO_STD)
 
-#define SHOAL_DEF_AMO_BITOP(T, N, OP)                                                                                  \
-  SHOAL_DEF_AMO2(T, N, fetch_##OP, (T *dest, T value, int pe),                                                         \
-                 return __atomic_fetch_##OP(AMO_AT(T, dest), value, __ATOMIC_SEQ_CST);)                                \
-  SHOAL_DEF_AMO2(void, N, OP, (T *dest, T value, int pe),                                                              \
-                 __atomic_fetch_##OP(AMO_AT(T, dest), value, __ATOMIC_SEQ_CST);)                                       \
-  SHOAL_DEF_AMO2(void, N, fetch_##OP##_nbi, (T *fetch, T *dest, T value, int pe), AMO_FETCH_OUT()                      \
-                 *fetch = __atomic_fetch_##OP(AMO_AT(T, dest), value, __ATOMIC_SEQ_CST);)
+#define SHOAL_DEF_AMO_BITOP(T, N, OP, OPU)                                                                             \
+  SHOAL_DEF_AMO2(T, N, fetch_##OP, (T *dest, T value, int pe), B_BIT(T, OP, OPU))                                      \
+  SHOAL_DEF_AMO2(void, N, OP, (T *dest, T value, int pe), B_BIT_VOID(T, OP, OPU))                                      \
+  SHOAL_DEF_AMO2(void, N, fetch_##OP##_nbi, (T *fetch, T *dest, T value, int pe), B_BIT_NBI(T, OP, OPU))
 #define SHOAL_DEF_AMO_BIT(T, N)                                                                                        \
-  SHOAL_DEF_AMO_BITOP(T, N, and) SHOAL_DEF_AMO_BITOP(T, N, or) SHOAL_DEF_AMO_BITOP(T, N, xor)
+  SHOAL_DEF_AMO_BITOP(T, N, and, AND) SHOAL_DEF_AMO_BITOP(T, N, or, OR) SHOAL_DEF_AMO_BITOP(T, N, xor, XOR)
 SHOAL_AMO_BIT_TYPES(SHOAL_DEF_AMO_BIT)
 
 /* ---- deprecated 1.4 names (spec Annex): same bodies, their own names in error messages ---- */

@@ -3,8 +3,9 @@
 #define SHOAL_AMO_H
 #include "shoal.h"
 
-/* Slow path of shoal_amo_addr: other spaces, or a fatal error naming routine and argument. */
-void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr, size_t size, int pe);
+/* Slow path of shoal_amo_addr: other spaces, or a fatal error naming routine and argument. dev_ok: NULL for an
+ * object on the device heap (the caller updates it through the GPU backend) instead of the fatal error. */
+void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr, size_t size, int pe, bool dev_ok);
 
 /* Static data (global and static variables) as a second inline case: base, size and deltas of its space; a size of
  * 0 (static data not symmetric) never matches. */
@@ -17,15 +18,27 @@ static inline __attribute__((always_inline)) bool shoal_in_static(const void *ad
 /* pe's instance of the symmetric object addr (size bytes, a power of two, naturally aligned) as an address in this
  * process, ready for __atomic builtins. Checks init and pe. Host heap and static data: a few compares and one add;
  * anything else goes to the slow path, which is fatal for non-symmetric, misaligned or non-host memory. */
-static inline __attribute__((always_inline)) void *shoal_amo_addr(const char *routine, const char *arg,
-                                                                  const void *addr, size_t size, int pe) {
+/* The inline part: true with *out set for the host heap and static data (a few compares and one add). */
+static inline __attribute__((always_inline)) bool shoal_amo_fast(const char *routine, const void *addr, size_t size,
+                                                                 int pe, void **out) {
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
   uintptr_t off = (uintptr_t)addr - (uintptr_t)shoal_g.heap_base; /* the heap base is page aligned */
-  if (SHOAL_LIKELY(off <= shoal_g.heap_size - size && !(off & (size - 1))))
-    return (char *)addr + shoal_g.heap_delta[pe];
-  if (shoal_in_static(addr, size, size)) return (char *)addr + shoal_g.space[SHOAL_SPACE_STATIC].delta[pe];
-  return shoal_amo_addr_slow(routine, arg, addr, size, pe);
+  if (SHOAL_LIKELY(off <= shoal_g.heap_size - size && !(off & (size - 1)))) {
+    *out = (char *)addr + shoal_g.heap_delta[pe];
+    return true;
+  }
+  if (shoal_in_static(addr, size, size)) {
+    *out = (char *)addr + shoal_g.space[SHOAL_SPACE_STATIC].delta[pe];
+    return true;
+  }
+  return false;
+}
+static inline __attribute__((always_inline)) void *shoal_amo_addr(const char *routine, const char *arg,
+                                                                  const void *addr, size_t size, int pe) {
+  void *p;
+  if (SHOAL_LIKELY(shoal_amo_fast(routine, addr, size, pe, &p))) return p;
+  return shoal_amo_addr_slow(routine, arg, addr, size, pe, false);
 }
 
 /* A local symmetric object that this PE polls (wait/test/signal): fatal unless [addr, addr + size) is symmetric host

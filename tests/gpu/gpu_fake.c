@@ -216,6 +216,45 @@ int main(int argc, char **argv) {
   if (me == 0) CHECK(ctr[0] == 100u * n, "amo total %llu", (unsigned long long)ctr[0]);
   CHECK((uint32_t)ctr[1] == 2, "4-byte amo from PE %d: %u", prev, (unsigned)ctr[1]);
 
+  /* the AMO routines on device-heap objects reach the backend (amo.c's device path): counted calls, right values */
+  long *la = shmem_malloc_with_hints(8 * sizeof(long), SHMEMX_MALLOC_DEVICE);
+  CHECK(shoal_gpu_heap_owns(la), "AMO objects not on the device heap");
+  memset(la, 0, 8 * sizeof(long));
+  shmem_barrier_all();
+  const int calls0 = amo_calls;
+  long seen = 0;
+  for (int i = 0; i < 50; i++) seen |= 1L << shmem_long_atomic_fetch_inc(&la[0], 0) % 64; /* distinct old values */
+  shmem_long_atomic_add(&la[1], me + 1, next);
+  shmem_ctx_long_atomic_add(SHMEM_CTX_DEFAULT, &la[1], 10, next);
+  shmem_int_atomic_set((int *)&la[2], 7 + me, me);
+  int iv = shmem_int_atomic_swap((int *)&la[2], 40, me);
+  CHECK(iv == 7 + me, "int swap returned %d, expected %d", iv, 7 + me);
+  CHECK(shmem_int_atomic_compare_swap((int *)&la[2], 40, 41, me) == 40, "compare_swap (match)");
+  CHECK(shmem_int_atomic_compare_swap((int *)&la[2], 40, 99, me) == 41, "compare_swap (no match)");
+  CHECK(shmem_int_atomic_fetch((int *)&la[2], me) == 41, "int fetch");
+  shmem_double_atomic_set((double *)&la[3], 2.5, me);
+  CHECK(shmem_double_atomic_fetch((double *)&la[3], me) == 2.5, "double set/fetch");
+  CHECK(shmem_double_atomic_swap((double *)&la[3], -1.25, me) == 2.5, "double swap");
+  shmem_uint64_atomic_set((uint64_t *)&la[4], 0xF0F0, me);
+  CHECK(shmem_uint64_atomic_fetch_and((uint64_t *)&la[4], 0xFF00, me) == 0xF0F0, "fetch_and");
+  shmem_uint64_atomic_or((uint64_t *)&la[4], 0x000F, me);
+  uint64_t fx = 0;
+  shmem_uint64_atomic_fetch_xor_nbi(&fx, (uint64_t *)&la[4], 0xFFFF, me);
+  CHECK(fx == 0xF00F, "or, then fetch_xor_nbi: %#llx", (unsigned long long)fx);
+  long fl = -1;
+  shmem_long_atomic_fetch_add_nbi(&fl, &la[5], 5, me);
+  shmem_long_atomic_fetch_nbi(&fl, &la[5], me);
+  CHECK(fl == 5, "fetch_add_nbi then fetch_nbi: %ld", fl);
+  CHECK(amo_calls - calls0 == 50 + 2 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1,
+        "%d backend AMO calls, expected 66", amo_calls - calls0);
+  shmem_barrier_all();
+  if (me == 0) CHECK(la[0] == 50L * n, "fetch_inc total %ld, expected %ld", la[0], 50L * n);
+  CHECK(la[1] == prev + 1 + 10, "add from PE %d: %ld", prev, la[1]);
+  CHECK(la[4] == (0xF00F ^ 0xFFFF), "xor result %#lx", (unsigned long)la[4]);
+  CHECK(n > 1 || seen == (1L << 50) - 1, "fetch_inc old values not distinct on 1 PE");
+  shmem_barrier_all();
+  shmem_free(la);
+
   /* exhaustion, calloc, realloc, free */
   CHECK(shmem_malloc_with_hints((size_t)17 << 20, SHMEMX_MALLOC_DEVICE) == NULL, "17 MiB from 16");
   CHECK(shmem_malloc_with_hints(SIZE_MAX / 2, SHMEMX_MALLOC_DEVICE) == NULL, "SIZE_MAX / 2");
