@@ -263,7 +263,8 @@ shoal_status_t shoal_gpu_init(void) {
     .put = dev_put, .get = dev_get};
   if (shoal_g.nspaces <= SHOAL_SPACE_DEVICE) shoal_g.nspaces = SHOAL_SPACE_DEVICE + 1;
   G.ready = true;
-  if (shoal_coll_gpu_init()) shoal_warn("shmem_init: GPU collectives not set up: host algorithms"); /* issue 6 */
+  if (shoal_coll_gpu_init()) /* issue 6 */
+    shoal_warn("shmem_init: GPU collectives not set up: fcollect/alltoall on device buffers will be refused");
   if (me == 0 && shoal_env.info)
     printf("shoal: GPU backend %s: %d device(s), device heap %zu bytes per PE, %d PE(s) per GPU\n",
            shoal_gpu_ops.name, G.ndev, G.size - G.lay.total, G.st.pes_per_gpu);

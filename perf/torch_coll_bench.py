@@ -76,7 +76,7 @@ def worker(rank, W, initfile, args, rows):
                 rows.append(f'nccl,procs,{op},{W},-,0,0,0,{n},{size},{us:.2f},{algbw:.2f},'
                             f'{algbw * (W - 1) / W:.2f},{moved:.2f},{call_name},{args.label}')
                 print(rows[-1], flush=True)
-            n = int(round(n * args.factor)) & ~15
+            n = max(n + 16, int(round(n * args.factor)) & ~15)
     dist.destroy_process_group()
 
 
@@ -90,6 +90,8 @@ def main():
     ap.add_argument('--label', default='default')
     args = ap.parse_args()
     os.environ.setdefault('NCCL_NVLS_ENABLE', '0')
+    if args.factor <= 1 or args.min < 16:
+        ap.error('--factor must be > 1 and --min at least 16 bytes')
     if args.W > torch.cuda.device_count():
         print(f'torch_coll_bench: W={args.W} needs {args.W} GPUs (NCCL: one rank per GPU), '
               f'{torch.cuda.device_count()} visible: skipped')

@@ -79,12 +79,20 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
  * from the routine), off the inline path so that host-memory AMOs pay nothing for it. */
 #define AMO_AT(T, arg, DEV)                                                                                            \
   T *p;                                                                                                                \
-  if (SHOAL_UNLIKELY(!shoal_amo_fast(rt, arg, sizeof(T), pe, (void **)&p))) {                                          \
-    p = (T *)shoal_amo_addr_slow(rt, #arg, arg, sizeof(T), pe, true);                                                  \
-    if (!p) DEV                                                                                                        \
+  {                                                                                                                    \
+    void *q_;                                                                                                          \
+    if (SHOAL_UNLIKELY(!shoal_amo_fast(rt, arg, sizeof(T), pe, &q_))) {                                                \
+      q_ = shoal_amo_addr_slow(rt, #arg, arg, sizeof(T), pe, true);                                                    \
+      if (!q_) DEV                                                                                                     \
+    }                                                                                                                  \
+    p = (T *)q_;                                                                                                       \
   }
+/* fetch is written by the CPU: local host memory only. */
 #define AMO_FETCH_OUT()                                                                                                \
-  if (SHOAL_UNLIKELY(!fetch)) shoal_fatal(rt, "fetch is NULL");
+  if (SHOAL_UNLIKELY(!fetch)) shoal_fatal(rt, "fetch is NULL");                                                        \
+  if (SHOAL_UNLIKELY((uintptr_t)fetch - shoal_g.space[SHOAL_SPACE_DEVICE].base <                                     \
+                     shoal_g.space[SHOAL_SPACE_DEVICE].size))                                                          \
+    shoal_fatal(rt, "fetch %p is on the device heap: the fetched value is stored by the host", (void *)fetch);
 #define B_FETCH(T)                                                                                                     \
   AMO_AT(T, source, return AMO_DEV(T, source, FETCH, 0, 0);)                                                           \
   T r;                                                                                                                 \

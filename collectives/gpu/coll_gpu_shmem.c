@@ -36,6 +36,8 @@ static struct {
   shoal_coll_gpu_sync_t *sync;/* [SLOTS + 1], device memory */
   const void *slot_team[SHOAL_TEAM_SLOTS]; /* team object each slot was last armed for */
   void *stream;               /* for the blocking forms */
+  void *ev[SHOAL_TEAM_SLOTS]; /* per slot: recorded after its last launch (created on first use) */
+  void *last[SHOAL_TEAM_SLOTS]; /* per slot: the stream of that launch */
   int wait;                   /* 1: completion in the kernel; 0: host barrier */
   shoal_coll_gpu_cfg_t cfg;
 } C;
@@ -103,6 +105,8 @@ int shoal_coll_gpu_init(void) {
 
 void shoal_coll_gpu_fini(void) {
   if (!C.ready) return;
+  for (int i = 0; i < SHOAL_TEAM_SLOTS; i++)
+    if (C.ev[i]) shoal_gpu_ops.event_destroy(C.ev[i]);
   shoal_gpu_ops.stream_sync(C.stream);
   shoal_gpu_ops.stream_destroy(C.stream);
   memset(&C, 0, sizeof C);
@@ -136,7 +140,8 @@ static int arm(shoal_team_t *t, const shmemx_device_state_t *st) {
 static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
                     const char *routine) {
   if (!shoal_gpu_heap_ready()) return SHOAL_ERR_NOSYS; /* no device heap: the host algorithm */
-  const size_t dbytes = nbytes * (size_t)t->size, sbytes = op == SHOAL_COLL_GPU_ALLTOALL ? dbytes : nbytes;
+  const size_t dbytes = shoal_coll_bytes(routine, nbytes, (size_t)t->size),
+               sbytes = op == SHOAL_COLL_GPU_ALLTOALL ? dbytes : nbytes;
   const bool ddev = shoal_gpu_heap_owns(dest), sdev = shoal_gpu_heap_owns(source);
   if (!ddev && !sdev) return SHOAL_ERR_NOSYS;
   /* From here on a host algorithm would store into device memory from the CPU: refuse rather than fault. */
@@ -151,10 +156,16 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
                 shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ? source : dest);
   const shmemx_device_state_t *st = shoal_gpu_state();
   if (!C.ready || !st)
-    shoal_fatal(routine, "dest and source are on the device heap, but this build has no GPU collective kernels "
-                "for the %s backend", shoal_gpu_ops.name);
+    shoal_fatal(routine, "dest and source are on the device heap, but the GPU collective kernels are not available "
+                "(not built for the %s backend, more than %d PEs, or not set up at shmem_init)", shoal_gpu_ops.name,
+                SHMEMX_DEVICE_MAX_PES);
   if (t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS)
     shoal_fatal(routine, "device-heap buffers need a team (the active-set forms run on the host)");
+  void *s = stream ? stream : C.stream;
+  /* The slot's previous kernel may still run on another stream (an on-stream call, then a blocking one): it must end
+   * before this one reuses the slot's flags and epoch, or before arm() resets them. */
+  if (C.last[t->slot] && C.last[t->slot] != s && shoal_gpu_ops.event_sync(C.ev[t->slot]))
+    shoal_fatal(routine, "the previous collective kernel of this team failed");
   const int slot = arm(t, st);
   shoal_coll_gpu_args_t a;
   memset(&a, 0, sizeof a);
@@ -169,10 +180,12 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
   a.sync = &C.sync[slot];
   a.wait = C.wait;
   a.cfg = C.cfg;
-  void *s = stream ? stream : C.stream;
 #if SHOAL_HAVE_COLL_GPU
   char err[256];
   if (shoal_coll_gpu_launch(&a, s, err, sizeof err)) shoal_fatal(routine, "%s", err);
+  if ((!C.ev[slot] && shoal_gpu_ops.event_create(&C.ev[slot])) || shoal_gpu_ops.event_record(C.ev[slot], s))
+    shoal_fatal(routine, "cannot record the collective's completion event on stream %p", s);
+  C.last[slot] = s;
 #else
   (void)a; /* not reached: without the kernels C.ready stays false (fatal above); the #if keeps their symbol out */
   (void)s;

@@ -139,6 +139,8 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "bcast_device")) shmem_broadcastmem(SHMEM_TEAM_WORLD, d, d + N / 2, 8, 0);
   if (argc > 1 && !strcmp(argv[1], "reduce_device")) shmem_long_sum_reduce(SHMEM_TEAM_WORLD, (long *)h, (long *)d, 4);
   if (argc > 1 && !strcmp(argv[1], "alltoalls_device")) shmem_alltoallsmem(SHMEM_TEAM_WORLD, d, d + N / 2, 2, 1, 4);
+  if (argc > 1 && !strcmp(argv[1], "fetch_device")) /* the fetched value would be stored by the CPU into device memory */
+    shmem_long_atomic_fetch_nbi((long *)d, (long *)h, next);
   if (argc > 1) {
     fprintf(stderr, "gpu_fake: mode %s was not refused\n", argv[1]);
     return 1;
