@@ -23,8 +23,7 @@ void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr
 }
 
 /* An AMO on pe's instance of a device-heap object: the backend's one-thread kernel on the target, through the IPC
- * mapping (shoal_gpu_amo; synchronous, serialized per PE), as NVSHMEM's host-side AMOs on device memory do. Values
- * travel as their bits (every AMO type is 4 or 8 bytes); returns the old value's bits. */
+ * mapping (shoal_gpu_amo; synchronous, serialized per PE), as NVSHMEM's host-side AMOs on device memory do. */
 static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int op, size_t size, uint64_t v, uint64_t c,
                         int pe) {
   uint64_t old = 0;
@@ -35,16 +34,54 @@ static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int o
   if (rc) shoal_fatal(rt, "%s %p: the atomic on PE %d's device memory failed", arg, addr, pe);
   return old;
 }
+
+/* The same operation on host memory p, on the bits of a 4- or 8-byte object (the memory orders of the inline
+ * bodies below). */
+#define AMO_HOST(U)                                                                                                    \
+  do {                                                                                                                 \
+    U *q = p, cc = (U)c;                                                                                               \
+    switch (op) {                                                                                                      \
+    case SHOAL_GPU_AMO_FETCH: return __atomic_load_n(q, __ATOMIC_ACQUIRE);                                             \
+    case SHOAL_GPU_AMO_SET: __atomic_store_n(q, (U)v, __ATOMIC_RELEASE); return 0;                                     \
+    case SHOAL_GPU_AMO_SWAP: return __atomic_exchange_n(q, (U)v, __ATOMIC_SEQ_CST);                                    \
+    case SHOAL_GPU_AMO_CSWAP:                                                                                          \
+      __atomic_compare_exchange_n(q, &cc, (U)v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                \
+      return cc;                                                                                                       \
+    case SHOAL_GPU_AMO_ADD: return __atomic_fetch_add(q, (U)v, __ATOMIC_SEQ_CST);                                      \
+    case SHOAL_GPU_AMO_AND: return __atomic_fetch_and(q, (U)v, __ATOMIC_SEQ_CST);                                      \
+    case SHOAL_GPU_AMO_OR: return __atomic_fetch_or(q, (U)v, __ATOMIC_SEQ_CST);                                        \
+    default: return __atomic_fetch_xor(q, (U)v, __ATOMIC_SEQ_CST);                                                     \
+    }                                                                                                                  \
+  } while (0)
+static uint64_t amo_host(void *p, int op, size_t size, uint64_t v, uint64_t c) {
+  if (size == 4) AMO_HOST(uint32_t);
+  AMO_HOST(uint64_t);
+}
+
+/* Everything off the inline path, in one call: objects in other host spaces, on the device heap, or a fatal error.
+ * Values travel as their bits (every AMO type is 4 or 8 bytes; little-endian: the low bytes); the old value is
+ * returned and, when fetch is not NULL, stored there. One out-of-line call with nothing live after it keeps the
+ * inline bodies free of saved registers. */
+__attribute__((noinline, cold)) static uint64_t amo_slow(const char *rt, const char *arg, const void *addr,
+                                                         size_t size, int op, uint64_t v, uint64_t c, int pe,
+                                                         void *fetch) {
+  void *p = shoal_amo_addr_slow(rt, arg, addr, size, pe, true);
+  const uint64_t old = p ? amo_host(p, op, size, v, c) : amo_dev(rt, arg, addr, op, size, v, c, pe);
+  if (fetch) memcpy(fetch, &old, size);
+  return old;
+}
 static inline uint64_t amo_bits(const void *p, size_t n) {
   uint64_t b = 0;
   memcpy(&b, p, n);
   return b;
 }
 #define AMO_BITS(T, x) ({ T x_ = (T)(x); amo_bits(&x_, sizeof(T)); })
-/* The device path's result as a T: the old value of pe's object (little-endian: the low bytes of the bits). */
-#define AMO_DEV(T, arg, OP, v, c)                                                                                      \
+#define AMO_SLOW_CALL(T, arg, OP, v, c, fetch)                                                                         \
+  amo_slow(rt, #arg, arg, sizeof(T), SHOAL_GPU_AMO_##OP, AMO_BITS(T, v), AMO_BITS(T, c), pe, fetch)
+/* The slow path's result as a T. */
+#define AMO_SLOW(T, arg, OP, v, c)                                                                                     \
   ({                                                                                                                   \
-    uint64_t b_ = amo_dev(rt, #arg, arg, SHOAL_GPU_AMO_##OP, sizeof(T), AMO_BITS(T, v), AMO_BITS(T, c), pe);           \
+    uint64_t b_ = AMO_SLOW_CALL(T, arg, OP, v, c, NULL);                                                               \
     T r_;                                                                                                              \
     memcpy(&r_, &b_, sizeof(T));                                                                                       \
     r_;                                                                                                                \
@@ -74,17 +111,12 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
   }
 
 /* Bodies, shared by the 1.5 names and the deprecated ones. T is the type; dest/source/value/cond/fetch/pe the
- * parameters. */
-/* p: pe's object as a host address. For an object on the device heap, DEV runs instead (the device path; it returns
- * from the routine), off the inline path so that host-memory AMOs pay nothing for it. */
-#define AMO_AT(T, arg, DEV)                                                                                            \
+ * parameters. p: pe's object in the host heap or static data (inline); anything else runs SLOW, which returns. */
+#define AMO_AT(T, arg, SLOW)                                                                                           \
   T *p;                                                                                                                \
   {                                                                                                                    \
     void *q_;                                                                                                          \
-    if (SHOAL_UNLIKELY(!shoal_amo_fast(rt, arg, sizeof(T), pe, &q_))) {                                                \
-      q_ = shoal_amo_addr_slow(rt, #arg, arg, sizeof(T), pe, true);                                                    \
-      if (!q_) DEV                                                                                                     \
-    }                                                                                                                  \
+    if (SHOAL_UNLIKELY(!shoal_amo_fast(rt, arg, sizeof(T), pe, &q_))) SLOW                                             \
     p = (T *)q_;                                                                                                       \
   }
 /* fetch is written by the CPU: local host memory only. */
@@ -94,55 +126,55 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
                      shoal_g.space[SHOAL_SPACE_DEVICE].size))                                                          \
     shoal_fatal(rt, "fetch %p is on the device heap: the fetched value is stored by the host", (void *)fetch);
 #define B_FETCH(T)                                                                                                     \
-  AMO_AT(T, source, return AMO_DEV(T, source, FETCH, 0, 0);)                                                           \
+  AMO_AT(T, source, return AMO_SLOW(T, source, FETCH, 0, 0);)                                                          \
   T r;                                                                                                                 \
   __atomic_load(p, &r, __ATOMIC_ACQUIRE);                                                                              \
   return r;
 #define B_SET(T)                                                                                                       \
-  AMO_AT(T, dest, { (void)AMO_DEV(T, dest, SET, value, 0); return; })                                                  \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, SET, value, 0, NULL); return; })                                      \
   __atomic_store(p, &value, __ATOMIC_RELEASE);
 #define B_SWAP(T)                                                                                                      \
-  AMO_AT(T, dest, return AMO_DEV(T, dest, SWAP, value, 0);)                                                            \
+  AMO_AT(T, dest, return AMO_SLOW(T, dest, SWAP, value, 0);)                                                           \
   T r;                                                                                                                 \
   __atomic_exchange(p, &value, &r, __ATOMIC_SEQ_CST);                                                                  \
   return r;
 #define B_CSWAP(T)                                                                                                     \
-  AMO_AT(T, dest, return AMO_DEV(T, dest, CSWAP, value, cond);)                                                        \
+  AMO_AT(T, dest, return AMO_SLOW(T, dest, CSWAP, value, cond);)                                                       \
   __atomic_compare_exchange_n(p, &cond, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                 \
   return cond; /* unchanged on success (== old value), the current value on failure */
 #define B_FADD(T, v)                                                                                                   \
-  AMO_AT(T, dest, return AMO_DEV(T, dest, ADD, v, 0);)                                                                 \
+  AMO_AT(T, dest, return AMO_SLOW(T, dest, ADD, v, 0);)                                                                \
   return __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
 #define B_ADD(T, v)                                                                                                    \
-  AMO_AT(T, dest, { (void)AMO_DEV(T, dest, ADD, v, 0); return; })                                                      \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, ADD, v, 0, NULL); return; })                                          \
   __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
 /* _nbi forms: the old value into *fetch. */
 #define B_FETCH_NBI(T)                                                                                                 \
   AMO_FETCH_OUT()                                                                                                      \
-  AMO_AT(T, source, { *fetch = AMO_DEV(T, source, FETCH, 0, 0); return; })                                             \
+  AMO_AT(T, source, { (void)AMO_SLOW_CALL(T, source, FETCH, 0, 0, fetch); return; })                                  \
   __atomic_load(p, fetch, __ATOMIC_ACQUIRE);
 #define B_SWAP_NBI(T)                                                                                                  \
   AMO_FETCH_OUT()                                                                                                      \
-  AMO_AT(T, dest, { *fetch = AMO_DEV(T, dest, SWAP, value, 0); return; })                                              \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, SWAP, value, 0, fetch); return; })                                   \
   __atomic_exchange(p, &value, fetch, __ATOMIC_SEQ_CST);
 #define B_CSWAP_NBI(T)                                                                                                 \
   AMO_FETCH_OUT()                                                                                                      \
-  AMO_AT(T, dest, { *fetch = AMO_DEV(T, dest, CSWAP, value, cond); return; })                                          \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, CSWAP, value, cond, fetch); return; })                               \
   __atomic_compare_exchange_n(p, &cond, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                 \
   *fetch = cond;
 #define B_FADD_NBI(T, v)                                                                                               \
   AMO_FETCH_OUT()                                                                                                      \
-  AMO_AT(T, dest, { *fetch = AMO_DEV(T, dest, ADD, v, 0); return; })                                                   \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, ADD, v, 0, fetch); return; })                                        \
   *fetch = __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
 #define B_BIT(T, op, OPU)                                                                                              \
-  AMO_AT(T, dest, return AMO_DEV(T, dest, OPU, value, 0);)                                                             \
+  AMO_AT(T, dest, return AMO_SLOW(T, dest, OPU, value, 0);)                                                            \
   return __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
 #define B_BIT_VOID(T, op, OPU)                                                                                         \
-  AMO_AT(T, dest, { (void)AMO_DEV(T, dest, OPU, value, 0); return; })                                                  \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, OPU, value, 0, NULL); return; })                                     \
   __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
 #define B_BIT_NBI(T, op, OPU)                                                                                          \
   AMO_FETCH_OUT()                                                                                                      \
-  AMO_AT(T, dest, { *fetch = AMO_DEV(T, dest, OPU, value, 0); return; })                                               \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, OPU, value, 0, fetch); return; })                                    \
   *fetch = __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
 
 #define SHOAL_DEF_AMO_EXT(T, N)                                                                                        \
