@@ -43,18 +43,6 @@ struct opts {
   const char *csv = nullptr, *label = "";
 };
 
-size_t parse_size(const char *s) {
-  char *end;
-  double v = strtod(s, &end);
-  switch (*end) {
-  case 'k': case 'K': v *= 1024; break;
-  case 'm': case 'M': v *= 1048576; break;
-  case 'g': case 'G': v *= 1073741824.0; break;
-  default: break;
-  }
-  return (size_t)v;
-}
-
 std::vector<int> parse_list(const char *s) {
   std::vector<int> v;
   for (const char *p = s; *p;) {
@@ -152,9 +140,9 @@ int main(int argc, char **argv) {
       if (s.find("hoisted") != std::string::npos) o.variants.push_back(SHOAL_COLL_GPU_HOISTED);
     } else if (a == "--g" && *v) o.gs = parse_list(argv[++i]);
     else if (a == "--sms" && *v) o.sms = parse_list(argv[++i]);
-    else if (a == "--tile" && *v) o.tile = parse_size(argv[++i]);
-    else if (a == "--min" && *v) o.min = parse_size(argv[++i]);
-    else if (a == "--max" && *v) o.max = parse_size(argv[++i]);
+    else if (a == "--tile" && *v) o.tile = cw_parse_size(argv[++i]);
+    else if (a == "--min" && *v) o.min = cw_parse_size(argv[++i]);
+    else if (a == "--max" && *v) o.max = cw_parse_size(argv[++i]);
     else if (a == "--factor" && *v) o.factor = atof(argv[++i]);
     else if (a == "--sync" && *v) o.host_sync = std::string(argv[++i]) == "host";
     else if (a == "--csv" && *v) o.csv = argv[++i];

@@ -204,18 +204,6 @@ double now_s() {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-size_t parse_size(const char *s) {
-  char *end;
-  double v = strtod(s, &end);
-  switch (*end) {
-  case 'k': case 'K': v *= 1024; break;
-  case 'm': case 'M': v *= 1048576; break;
-  case 'g': case 'G': v *= 1073741824.0; break;
-  default: break;
-  }
-  return (size_t)v;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -226,7 +214,7 @@ int main(int argc, char **argv) {
     else if (a == "--procs") o.procs = 1;
     else if (a == "--quick") o.quick = 1;
     else if (a == "--seed" && i + 1 < argc) o.seed = strtoull(argv[++i], nullptr, 0);
-    else if (a == "--max-bytes" && i + 1 < argc) o.max_bytes = parse_size(argv[++i]);
+    else if (a == "--max-bytes" && i + 1 < argc) o.max_bytes = cw_parse_size(argv[++i]);
     else if (a == "--matrix" && i + 1 < argc) o.matrix = argv[++i];
     else if (a == "--dump" && i + 1 < argc) o.dump = argv[++i];
     else if (a == "--variant" && i + 1 < argc) {

@@ -134,6 +134,19 @@ static inline int cw_gpu_count(void) {
   return WEXITSTATUS(st);
 }
 
+/* "64M", "4K", "1G", "4096": bytes (k/m/g binary, either case). */
+static inline size_t cw_parse_size(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  switch (*end) {
+  case 'k': case 'K': v *= 1024; break;
+  case 'm': case 'M': v *= 1048576; break;
+  case 'g': case 'G': v *= 1073741824.0; break;
+  default: break;
+  }
+  return (size_t)v;
+}
+
 /* Run fn(pe) on W PEs (threads or processes); extra bytes of shared memory follow cw_shared. Returns the number of PEs
  * that failed to finish (a process that died or exited non-zero). */
 static inline int cw_run(int W, bool procs, size_t extra, const std::function<void(cw_pe &)> &fn, cw_shared **shp) {
