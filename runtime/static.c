@@ -12,6 +12,7 @@
 #include <link.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef struct { uintptr_t lo, hi, relro_hi; bool found; } seg_t;
@@ -54,7 +55,8 @@ shoal_status_t shoal_static_init(void) {
   if (!s.found || !len) {
     why = "no writable segment found in the executable";
   } else if ((fd = memfd_create("shoal-static", MFD_CLOEXEC)) < 0 || ftruncate(fd, (off_t)len) ||
-             pwrite(fd, (void *)lo, len, 0) != (ssize_t)len) {
+             /* the raw system call: the segment is copied whole, redzones that sanitizers poison included */
+             syscall(SYS_pwrite64, fd, (void *)lo, len, (off_t)0) != (long)len) {
     why = strerror(errno);
   } else if (mmap((void *)lo, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
     why = strerror(errno); /* the original private mapping is still in place */
