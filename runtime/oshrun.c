@@ -100,8 +100,10 @@ static void tag_flush(int pe, int s, bool all) {
     fprintf(f, "[PE %d] %.*s\n", pe, (int)(p->linelen[s] - start), b + start);
     start = p->linelen[s];
   }
-  memmove(b, b + start, p->linelen[s] - start);
-  p->linelen[s] -= start;
+  if (start) { /* b is NULL until the PE wrote something: memmove(NULL, NULL, 0) is undefined */
+    memmove(b, b + start, p->linelen[s] - start);
+    p->linelen[s] -= start;
+  }
   fflush(f);
 }
 
@@ -116,7 +118,12 @@ static void read_output(int pe, int s) {
     p->out[s] = -1;
     return;
   }
-  p->line[s] = realloc(p->line[s], p->linelen[s] + (size_t)n);
+  char *line = realloc(p->line[s], p->linelen[s] + (size_t)n);
+  if (!line) { /* no memory to hold a partial line: pass the bytes on untagged rather than lose them */
+    fwrite(buf, 1, (size_t)n, s ? stderr : stdout);
+    return;
+  }
+  p->line[s] = line;
   memcpy(p->line[s] + p->linelen[s], buf, (size_t)n);
   p->linelen[s] += (size_t)n;
   tag_flush(pe, s, false);

@@ -224,8 +224,8 @@ int main(int argc, char **argv) {
   memset(la, 0, 8 * sizeof(long));
   shmem_barrier_all();
   const int calls0 = amo_calls;
-  long seen = 0;
-  for (int i = 0; i < 50; i++) seen |= 1L << shmem_long_atomic_fetch_inc(&la[0], 0) % 64; /* distinct old values */
+  unsigned long seen = 0;
+  for (int i = 0; i < 50; i++) seen |= 1UL << shmem_long_atomic_fetch_inc(&la[0], 0) % 64; /* distinct old values */
   shmem_long_atomic_add(&la[1], me + 1, next);
   shmem_ctx_long_atomic_add(SHMEM_CTX_DEFAULT, &la[1], 10, next);
   shmem_int_atomic_set((int *)&la[2], 7 + me, me);
@@ -253,7 +253,7 @@ int main(int argc, char **argv) {
   if (me == 0) CHECK(la[0] == 50L * n, "fetch_inc total %ld, expected %ld", la[0], 50L * n);
   CHECK(la[1] == prev + 1 + 10, "add from PE %d: %ld", prev, la[1]);
   CHECK(la[4] == (0xF00F ^ 0xFFFF), "xor result %#lx", (unsigned long)la[4]);
-  CHECK(n > 1 || seen == (1L << 50) - 1, "fetch_inc old values not distinct on 1 PE");
+  CHECK(n > 1 || seen == (1UL << 50) - 1, "fetch_inc old values not distinct on 1 PE");
   shmem_barrier_all();
   shmem_free(la);
 
