@@ -5,8 +5,8 @@
  * nvshmemx_char_{fcollect,alltoall}_on_stream on the same PEs instead.
  *
  *   bench_gpu_coll -W n [--procs] [--op fcollect|alltoall|both] [--variants naive,hoisted] [--g 0,1,2,4,8]
- *                  [--sms 0,66] [--tile BYTES] [--min SIZE] [--max SIZE] [--factor F] [--sync device|host]
- *                  [--ceiling] [--csv FILE] [--label TEXT]
+ *                  [--sms 0,66] [--tile 0,32K] [--pipe 0,1,2] [--scope 0,1] [--repeat R] [--min SIZE] [--max SIZE]
+ *                  [--factor F] [--sync device|host] [--ceiling] [--csv FILE] [--label TEXT]
  *
  * PEs: W threads of one process (default) or W processes sharing their heaps by CUDA IPC (--procs; several processes
  * on one GPU need MPS to run their kernels concurrently). Sizes are bytes per PE block (nbytes: what each PE
@@ -16,7 +16,10 @@
  * time = per call (max over PEs of the mean of N back-to-back calls), algbw = size / time, busbw = algbw * (W-1) / W;
  * and moved = bytes read + written by all PEs / time (fcollect: W n + W^2 n; alltoall: 2 W^2 n), the figure to set
  * against the copy ceiling (cudaMemcpy device to device: 2 S / time).
- * G = 0 and sms = 0 mean the launcher's automatic choice. --sync host: kernels without the in-kernel wait, then stream
+ * G = 0, sms = 0, tile = 0, pipe = 0 (1 off, 2 on) and scope = 0 (1: system scope) mean the launcher's automatic choice.
+ * --repeat R: every configuration of a size is measured R times, the configurations interleaved (A B A B ...), and the
+ * median is reported with the smallest and largest (columns reps, min_us, max_us): side-by-side comparisons on a
+ * shared, noisy GPU. --sync host: kernels without the in-kernel wait, then stream
  * synchronize + host barrier per call (the launcher's fallback when the PEs' kernels cannot run concurrently).
  */
 #include <math.h>
@@ -37,8 +40,10 @@ struct opts {
   int W = 4, procs = 0, ceiling = 0, host_sync = 0;
   std::vector<int> ops = {SHOAL_COLL_GPU_FCOLLECT, SHOAL_COLL_GPU_ALLTOALL};
   std::vector<int> variants = {SHOAL_COLL_GPU_NAIVE, SHOAL_COLL_GPU_HOISTED};
-  std::vector<int> gs = {0}, sms = {0};
-  size_t tile = 0, min = 4096, max = (size_t)1 << 30;
+  std::vector<int> gs = {0}, sms = {0}, pipes = {0}, scopes = {0};
+  std::vector<size_t> tiles = {0};
+  int repeat = 1;
+  size_t min = 4096, max = (size_t)1 << 30;
   double factor = 4;
   const char *csv = nullptr, *label = "";
 };
@@ -66,21 +71,41 @@ double now_ms() {
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+std::vector<size_t> parse_sizes(const char *s) {
+  std::vector<size_t> v;
+  for (const char *p = s; *p;) {
+    char item[64];
+    const size_t l = strcspn(p, ",");
+    snprintf(item, sizeof item, "%.*s", (int)(l < 63 ? l : 63), p);
+    v.push_back(cw_parse_size(item));
+    p += l;
+    if (*p) p++;
+  }
+  return v;
+}
+
+struct extra {
+  int pipe = 0, scope = 0, reps = 1;
+  double min_us = 0, max_us = 0;
+};
+
 void emit(const opts &o, FILE *f, const char *impl, const char *op, int W, const char *variant, int g, int sms,
-          size_t tile, size_t n, double us, const char *kernel) {
+          size_t tile, size_t n, double us, const char *kernel, extra x = extra()) {
   const double size = (double)W * n;
   const double algbw = size / (us * 1e3); /* GB/s */
   const double busbw = algbw * (W - 1) / W;
   const double moved = (!strcmp(op, "alltoall") ? 2.0 * W * W * n : (double)W * n + (double)W * W * n) / (us * 1e3);
-  char line[512];
-  snprintf(line, sizeof line, "%s,%s,%s,%d,%s,%d,%d,%zu,%zu,%.0f,%.2f,%.2f,%.2f,%.2f,%s,%s", impl,
-           o.procs ? "procs" : "threads", op, W, variant, g, sms, tile, n, size, us, algbw, busbw, moved, kernel, o.label);
+  if (x.reps <= 1) x.min_us = x.max_us = us;
+  char line[640];
+  snprintf(line, sizeof line, "%s,%s,%s,%d,%s,%d,%d,%zu,%zu,%.0f,%.2f,%.2f,%.2f,%.2f,%s,%s,%d,%d,%d,%.2f,%.2f", impl,
+           o.procs ? "procs" : "threads", op, W, variant, g, sms, tile, n, size, us, algbw, busbw, moved, kernel, o.label,
+           x.pipe, x.scope, x.reps, x.min_us, x.max_us);
   printf("%s\n", line);
   if (f) fprintf(f, "%s\n", line);
 }
 
 const char *CSV_HEADER = "impl,mode,op,W,variant,G,sms,tile,bytes_per_pe,size,time_us,algbw_GBs,busbw_GBs,moved_GBs,"
-                         "kernel,label";
+                         "kernel,label,pipe,scope,reps,min_us,max_us";
 
 /* Time calls of `call` (one collective on this PE's stream): warm up, let PE 0 choose N so that a measurement takes
  * about 20 ms (5 to 500 calls), then N back-to-back calls between two events. Returns the max over PEs in us. */
@@ -140,7 +165,10 @@ int main(int argc, char **argv) {
       if (s.find("hoisted") != std::string::npos) o.variants.push_back(SHOAL_COLL_GPU_HOISTED);
     } else if (a == "--g" && *v) o.gs = parse_list(argv[++i]);
     else if (a == "--sms" && *v) o.sms = parse_list(argv[++i]);
-    else if (a == "--tile" && *v) o.tile = cw_parse_size(argv[++i]);
+    else if (a == "--tile" && *v) o.tiles = parse_sizes(argv[++i]);
+    else if (a == "--pipe" && *v) o.pipes = parse_list(argv[++i]);
+    else if (a == "--scope" && *v) o.scopes = parse_list(argv[++i]);
+    else if (a == "--repeat" && *v) o.repeat = atoi(argv[++i]);
     else if (a == "--min" && *v) o.min = cw_parse_size(argv[++i]);
     else if (a == "--max" && *v) o.max = cw_parse_size(argv[++i]);
     else if (a == "--factor" && *v) o.factor = atof(argv[++i]);
@@ -156,8 +184,8 @@ int main(int argc, char **argv) {
 #ifdef SHOAL_BENCH_NVSHMEM
   o.procs = 1; /* NVSHMEM: one process per PE */
 #endif
-  if (o.W < 1 || o.W > CW_MAX_PES || o.factor <= 1 || o.min < 16 || o.max < o.min) {
-    fprintf(stderr, "bench_gpu_coll: bad -W, --factor, --min or --max\n");
+  if (o.W < 1 || o.W > CW_MAX_PES || o.factor <= 1 || o.min < 16 || o.max < o.min || o.repeat < 1 || o.repeat > 99) {
+    fprintf(stderr, "bench_gpu_coll: bad -W, --factor, --min, --max or --repeat\n");
     return 2;
   }
   /* Threads mode: PEs of one context whose kernels wait for each other. With CUDA's lazy module loading a launch may
@@ -239,36 +267,61 @@ int main(int argc, char **argv) {
         }, false);
         if (pe.me == 0) emit(o, csv, "nvshmem", opn, W, "-", 0, 0, 0, n, us, "nvshmemx_char_*_on_stream");
 #else
+        struct conf {
+          shoal_coll_gpu_args_t a;
+          std::vector<double> us;
+        };
+        std::vector<conf> confs;
         for (int var : o.variants)
           for (int g : o.gs)
-            for (int sms : o.sms) {
-              shoal_coll_gpu_args_t a = cw_args(pe, op, CW_FLAG_AREA, src, n, !o.host_sync);
-              a.cfg.variant = var;
-              a.cfg.group = g;
-              a.cfg.sms = sms;
-              a.cfg.tile = o.tile;
-              double us = measure(pe, r, [&] {
-                char err[256];
-                if (shoal_coll_gpu_launch(&a, pe.s, err, sizeof err)) {
-                  fprintf(stderr, "bench_gpu_coll: PE %d: %s\n", pe.me, err);
-                  exit(1);
-                }
-              }, o.host_sync);
-              shoal_coll_gpu_sync_t sy;
-              CK(API(Memcpy)(&sy, pe.sync, sizeof sy, API(MemcpyDeviceToHost)));
-              if (sy.blocks) {
-                fprintf(stderr, "bench_gpu_coll: PE %d: completion state %#x after %s\n", pe.me, sy.blocks, opn);
+            for (int sms : o.sms)
+              for (size_t tile : o.tiles)
+                for (int pipe : o.pipes)
+                  for (int scope : o.scopes) {
+                    conf c;
+                    c.a = cw_args(pe, op, CW_FLAG_AREA, src, n, !o.host_sync);
+                    c.a.cfg.variant = var;
+                    c.a.cfg.group = g;
+                    c.a.cfg.sms = sms;
+                    c.a.cfg.tile = tile;
+                    c.a.cfg.pipe = pipe;
+                    c.a.cfg.scope = scope;
+                    confs.push_back(c);
+                  }
+        for (int rep = 0; rep < o.repeat; rep++)
+          for (conf &c : confs) {
+            c.us.push_back(measure(pe, r, [&] {
+              char err[256];
+              if (shoal_coll_gpu_launch(&c.a, pe.s, err, sizeof err)) {
+                fprintf(stderr, "bench_gpu_coll: PE %d: %s\n", pe.me, err);
                 exit(1);
               }
-              if (pe.me == 0) {
-                shoal_coll_gpu_cfg_t eff;
-                shoal_coll_gpu_resolve(&a, &eff);
-                char k[64];
-                shoal_coll_gpu_kernel_name(&a, k, sizeof k);
-                emit(o, csv, "shoal", opn, W, var == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", eff.group, eff.sms,
-                     eff.tile, n, us, k);
-              }
+            }, o.host_sync));
+            shoal_coll_gpu_sync_t sy;
+            CK(API(Memcpy)(&sy, pe.sync, sizeof sy, API(MemcpyDeviceToHost)));
+            if (sy.blocks) {
+              fprintf(stderr, "bench_gpu_coll: PE %d: completion state %#x after %s\n", pe.me, sy.blocks, opn);
+              exit(1);
             }
+          }
+        if (pe.me == 0)
+          for (conf &c : confs) {
+            shoal_coll_gpu_cfg_t eff;
+            shoal_coll_gpu_resolve(&c.a, &eff);
+            char k[64];
+            shoal_coll_gpu_kernel_name(&c.a, k, sizeof k);
+            std::sort(c.us.begin(), c.us.end());
+            extra x;
+            x.pipe = eff.pipe;
+            x.scope = c.a.cfg.scope ? 1 : 0;
+            x.reps = (int)c.us.size();
+            x.min_us = c.us.front();
+            x.max_us = c.us.back();
+            const size_t m = c.us.size();
+            const double med = m % 2 ? c.us[m / 2] : (c.us[m / 2 - 1] + c.us[m / 2]) / 2;
+            emit(o, csv, "shoal", opn, W, c.a.cfg.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", eff.group,
+                 eff.sms, eff.tile, n, med, k, x);
+          }
 #endif
         if (csv) fflush(csv);
         fflush(stdout);
@@ -280,25 +333,31 @@ int main(int argc, char **argv) {
       API(Event_t) e0, e1;
       CK(API(EventCreate)(&e0));
       CK(API(EventCreate)(&e1));
-      for (size_t s = o.min; s <= room; s = (size_t)std::llround(s * o.factor) & ~(size_t)15) {
-        float ms = 0;
-        int iters = 3;
-        for (int round = 0; round < 2; round++) { /* a short run to size the measured one (~20 ms) */
-          CK(API(EventRecord)(e0, pe.s));
-          for (int i = 0; i < iters; i++)
-            CK(API(MemcpyAsync)(dst_base + room, dst_base, s, API(MemcpyDeviceToDevice), pe.s));
-          CK(API(EventRecord)(e1, pe.s));
-          CK(API(EventSynchronize)(e1));
-          CK(API(EventElapsedTime)(&ms, e0, e1));
-          if (round == 0) iters = std::max(5, std::min(500, (int)(20.0 / std::max(ms / iters, 1e-3f))));
+      for (size_t s = o.min; s <= room; s = (size_t)std::llround(s * o.factor) & ~(size_t)15)
+        for (int kind = 0; kind < 2; kind++) { /* the copy (read + write), and a memset (write only: fcollect's
+                                                  traffic is W writes to one read) */
+          float ms = 0;
+          int iters = 3;
+          for (int round = 0; round < 2; round++) { /* a short run to size the measured one (~20 ms) */
+            CK(API(EventRecord)(e0, pe.s));
+            for (int i = 0; i < iters; i++) {
+              if (kind == 0) CK(API(MemcpyAsync)(dst_base + room, dst_base, s, API(MemcpyDeviceToDevice), pe.s));
+              else CK(API(MemsetAsync)(dst_base + room, i & 0xff, s, pe.s));
+            }
+            CK(API(EventRecord)(e1, pe.s));
+            CK(API(EventSynchronize)(e1));
+            CK(API(EventElapsedTime)(&ms, e0, e1));
+            if (round == 0) iters = std::max(5, std::min(500, (int)(20.0 / std::max(ms / iters, 1e-3f))));
+          }
+          const double us = 1e3 * ms / iters;
+          const double moved = (kind == 0 ? 2.0 : 1.0) * s / (us * 1e3);
+          char line[320];
+          snprintf(line, sizeof line, "%s,%s,d2d,1,-,0,0,0,%zu,%zu,%.2f,%.2f,%.2f,%.2f,%s,%s,0,0,1,%.2f,%.2f",
+                   kind == 0 ? "memcpy" : "memset", o.procs ? "procs" : "threads", s, s, us, s / (us * 1e3), 0.0, moved,
+                   kind == 0 ? "cudaMemcpyAsync" : "cudaMemsetAsync", o.label, us, us);
+          printf("%s\n", line);
+          if (csv) fprintf(csv, "%s\n", line);
         }
-        const double us = 1e3 * ms / iters;
-        char line[256];
-        snprintf(line, sizeof line, "memcpy,%s,d2d,1,-,0,0,0,%zu,%zu,%.2f,%.2f,%.2f,%.2f,cudaMemcpyAsync,%s",
-                 o.procs ? "procs" : "threads", s, s, us, s / (us * 1e3), 0.0, 2.0 * s / (us * 1e3), o.label);
-        printf("%s\n", line);
-        if (csv) fprintf(csv, "%s\n", line);
-      }
       CK(API(EventDestroy)(e0));
       CK(API(EventDestroy)(e1));
       if (csv) fflush(csv); /* a PE process ends with _exit: unflushed rows would be lost */

@@ -53,6 +53,10 @@ static const env_var_t env_table[] = {
    "GPU fcollect/alltoall: bytes per tile"},
   {"SHOAL_COLL_GPU_SYNC", ENV_ENUM, "auto", F(coll_gpu_sync), "auto|device|host",
    "GPU fcollect/alltoall completion: device flags in the kernel, or host barrier (auto: device under MPS or one PE per GPU)"},
+  {"SHOAL_COLL_GPU_PIPE", ENV_ENUM, "auto", F(coll_gpu_pipe), "auto|on|off",
+   "GPU fcollect/alltoall: issue the next loads before the stores (auto: on, except alltoall with G >= 4)"},
+  {"SHOAL_COLL_GPU_SCOPE", ENV_ENUM, "auto", F(coll_gpu_scope), "auto|sys",
+   "GPU fcollect/alltoall completion fences and flags (auto: device scope when every PE shares one GPU, else system)"},
 };
 #undef F
 

@@ -73,6 +73,8 @@ typedef struct shoal_env {
   long coll_gpu_sms;       /* SHOAL_COLL_GPU_SMS: -1 = auto */
   size_t coll_gpu_tile;    /* SHOAL_COLL_GPU_TILE: bytes, 0 = auto */
   char coll_gpu_sync[8];   /* SHOAL_COLL_GPU_SYNC: auto | device | host */
+  char coll_gpu_pipe[8];   /* SHOAL_COLL_GPU_PIPE: auto | on | off */
+  char coll_gpu_scope[8];  /* SHOAL_COLL_GPU_SCOPE: auto | sys */
 } shoal_env_t;
 extern shoal_env_t shoal_env;
 /* Parse every variable once from getenv; on a bad value fills err (variable, value, what is accepted). */

@@ -6,6 +6,10 @@
 #   scripts/gpu-coll-tests.sh BUNDLE             there: run everything, results under $OUT (default /tmp/gpu-coll-out)
 #   scripts/gpu-coll-tests.sh --quick BUNDLE     there: the short run (~150 s): MPS, harness (processes W = 2, 4;
 #                                                threads W = 3), runtime test at 2 and 4 PEs, a small benchmark, NVSHMEM W = 2
+#   scripts/gpu-coll-tests.sh --tune BUNDLE      there: W = 4 tuning run (~5 min): quick harness at W = 4, 5, 8, then
+#                                                the benchmark's side-by-side comparisons (pipelining, completion
+#                                                scope, naive / hoisted, interleaved and repeated) and G x COMM_SMS x
+#                                                tile sweeps
 #   scripts/gpu-coll-tests.sh --plot CSV SVG [W [LABEL [moved|busbw]]]
 #                                                here: bandwidth plot (GB/s against size) from the benchmark's CSV
 #                                                (default: W 4, label default, bytes read + written)
@@ -102,15 +106,18 @@ PY
   exit $?
 fi
 
-quick=0 multi=0
-if [ "${1:-}" = "--quick" ]; then # the short run: ~150 s, the steps that show what is broken
+quick=0 multi=0 tune=0
+if [ "${1:-}" = "--tune" ]; then
+  tune=1
+  shift
+elif [ "${1:-}" = "--quick" ]; then # the short run: ~150 s, the steps that show what is broken
   quick=1
   shift
 elif [ "${1:-}" = "--multi" ]; then # every visible GPU (issue 7): one PE per GPU and two PEs per GPU
   multi=1
   shift
 fi
-B=$(cd "${1:?usage: $0 [--quick|--multi] BUNDLE | --bundle BUILD | --plot CSV SVG}" && pwd)
+B=$(cd "${1:?usage: $0 [--quick|--multi|--tune] BUNDLE | --bundle BUILD | --plot CSV SVG}" && pwd)
 OUT=${OUT:-/tmp/gpu-coll-out}
 mkdir -p "$OUT"
 # Every log goes to one directory, packed at the end as $OUT/logs.tar.gz (the device tool returns only a few files):
@@ -340,6 +347,25 @@ PY
   fi
   step bench-multi-w$((2 * ngpu)) 40 "$BENCH" -W $((2 * ngpu)) --procs --min 4K --max 256M --factor 16 --csv "$CSV" \
     --label multi2
+  finish
+  exit 0
+fi
+
+if ((tune)); then
+  step harness-procs-w4 40 "$H" -W 4 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
+  step harness-procs-w5 40 "$H" -W 5 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
+  step harness-procs-w8 50 "$H" -W 8 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
+  # side by side, interleaved, median of 3: pipelining off / on x completion scope auto (device) / system
+  step bench-w4-ab 90 "$BENCH" -W 4 --procs --ceiling --variants hoisted --pipe 1,2 --scope 0,1 --repeat 3 \
+    --min 4K --max 1G --factor 4 --csv "$CSV" --label ab
+  # G x COMM_SMS x tile at 1 MiB .. 1 GiB, and grid / tile for small calls
+  step bench-w4-sweep 80 "$BENCH" -W 4 --procs --variants hoisted --g 1,2,4 --sms 0,66 --tile 0,128K,1M \
+    --min 1M --max 1G --factor 4 --csv "$CSV" --label sweep
+  step bench-w4-small 40 "$BENCH" -W 4 --procs --variants hoisted --sms 0,1,4,16 --tile 0,4K,16K \
+    --min 4K --max 1M --factor 4 --csv "$CSV" --label small
+  # before / after: naive and hoisted, with and without pipelining, interleaved, median of 5
+  step bench-w4-nh 120 "$BENCH" -W 4 --procs --variants naive,hoisted --pipe 1,2 --repeat 5 \
+    --min 4K --max 1G --factor 4 --csv "$CSV" --label nh
   finish
   exit 0
 fi

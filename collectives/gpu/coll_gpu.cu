@@ -3,7 +3,8 @@
  * Single source: nvcc (CUDA) and hipcc (HIP) both build it.
  *
  * Instantiated: op (fcollect, alltoall) x variant (hoisted, naive) x W (2, 4, 8, generic) x G (1, 2, 4, 8; G <= W for
- * W != 0) for 16-byte vectors, and G = 1 for the byte path taken when src, dst_off or nbytes is not 16-byte aligned.
+ * W != 0) x pipelining (off, on) for 16-byte vectors, and G = 1 without pipelining for the byte path taken when src,
+ * dst_off or nbytes is not 16-byte aligned.
  */
 #include <stdio.h>
 #include <string.h>
@@ -59,8 +60,8 @@ extern "C" void shoal_coll_gpu_kernel_name(const shoal_coll_gpu_args_t *a, char 
   char w[16];
   if (pl.wclass) snprintf(w, sizeof w, "w%d", pl.wclass);
   else snprintf(w, sizeof w, "wgen");
-  snprintf(buf, len, "%s_%s_%s_g%d_v%d", a->op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect",
-           a->cfg.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", w, pl.g, pl.vec);
+  snprintf(buf, len, "%s_%s_%s_g%d_v%d%s", a->op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect",
+           a->cfg.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", w, pl.g, pl.vec, pl.pipe ? "_pipe" : "");
 }
 
 extern "C" int shoal_coll_gpu_launch(const shoal_coll_gpu_args_t *a, void *stream, char *err, size_t errlen) {
@@ -80,7 +81,8 @@ extern "C" int shoal_coll_gpu_launch(const shoal_coll_gpu_args_t *a, void *strea
   p.me = a->me;
   p.npes = a->npes;
   p.wait = a->wait && a->npes > 1;
-  kernel_fn k = pick(a->op, a->cfg.variant, pl.wclass, pl.g, pl.vec);
+  p.gpu_scope = pl.gpu_scope;
+  kernel_fn k = pick(a->op, a->cfg.variant, pl.wclass, pl.g, pl.vec, pl.pipe);
   SHOAL_GPU_API(Stream_t) s = (SHOAL_GPU_API(Stream_t))stream;
   k<<<pl.grid, NT, pl.shmem, s>>>(p);
   SHOAL_GPU_API(Error_t) e = SHOAL_GPU_API(GetLastError)();

@@ -47,7 +47,13 @@ typedef struct shoal_coll_gpu_cfg {
   int group;    /* G: destinations stored together, 1, 2, 4 or 8; 0 = auto (fcollect min(W, 8), alltoall 2) */
   int sms;      /* COMM_SMS: blocks of the persistent grid; 0 = the GPU's multiprocessor count */
   size_t tile;  /* bytes per tile, a multiple of 16; 0 = auto (about nbytes / sms, 512 B to 32 KiB) */
+  int pipe;     /* SHOAL_COLL_GPU_PIPE_*: loads of the next step issued before this step's stores (16-byte path) */
+  int scope;    /* SHOAL_COLL_GPU_SCOPE_*: fences and flags of the completion */
 } shoal_coll_gpu_cfg_t;
+enum { SHOAL_COLL_GPU_PIPE_AUTO = 0, SHOAL_COLL_GPU_PIPE_OFF = 1, SHOAL_COLL_GPU_PIPE_ON = 2 };
+/* AUTO: device scope when the caller says every PE is on this GPU (args.one_gpu), else system scope; SYS: always
+ * system scope (there is no way to force device scope: across GPUs it would be wrong). */
+enum { SHOAL_COLL_GPU_SCOPE_AUTO = 0, SHOAL_COLL_GPU_SCOPE_SYS = 1 };
 
 typedef struct shoal_coll_gpu_args {
   int op;                  /* SHOAL_COLL_GPU_FCOLLECT | SHOAL_COLL_GPU_ALLTOALL */
@@ -59,6 +65,7 @@ typedef struct shoal_coll_gpu_args {
   size_t flag_off;         /* offset in every heap of SHOAL_COLL_GPU_FLAG_BYTES(npes) bytes of flags, zeroed once */
   struct shoal_coll_gpu_sync *sync; /* this PE's device memory, zeroed together with the flags; wait = 1 only */
   int wait;                /* 1: signal peers and wait for them in the kernel; 0: data only (host barrier follows) */
+  int one_gpu;             /* 1: every PE of the call runs on this GPU (device-scope completion is enough) */
   uint64_t timeout_ns;     /* wait = 1: give up waiting after this long, leaving SHOAL_COLL_GPU_TIMED_OUT | (the PE not
                               heard from) in sync->blocks (0 after a good call); 0 = wait forever */
   shoal_coll_gpu_cfg_t cfg;

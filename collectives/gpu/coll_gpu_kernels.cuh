@@ -34,6 +34,7 @@ struct params {
   unsigned long long timeout_ns;
   shoal_coll_gpu_sync_t *sync;
   int me, npes, wait;
+  int gpu_scope; /* 1: every PE runs on this GPU, so device-scope fences and flags suffice; 0: system scope */
 };
 
 /* PE of the k-th destination in this PE's order: me + 1 + k modulo npes. */
@@ -48,10 +49,38 @@ __device__ __forceinline__ char *load_base_volatile(char *const *tab, int pe) {
   return ((const vptr *)tab)[pe];
 }
 
+/* Destination pointers of group g (destinations g .. g + G - 1 in rotated order) and, for alltoall, the source block
+ * each one takes. Generic W: a slot past npes is nullptr. HOISTED reads the pointers computed before the tile loop;
+ * NAIVE reloads the base (volatile) and recomputes the output pointer, per call: once per destination and chunk. */
+template <int OP, int VAR, int W, int G, typename V>
+__device__ __forceinline__ void group_dst(const params &p, int g, int npes, char *const *dreg, char **s_tab, char **dp) {
+#pragma unroll
+  for (int d = 0; d < G; d++) {
+    const int k = g + d;
+    if (W == 0 && k >= npes) { dp[d] = nullptr; continue; }
+    if (VAR == VAR_HOISTED) dp[d] = W ? dreg[W ? k : 0] : s_tab[k];
+    else dp[d] = load_base_volatile(p.peer_base, rot(p.me, k, npes)) + p.dst_off + (size_t)p.me * p.nbytes;
+  }
+}
+template <int OP, int VAR, int W, int G, typename V>
+__device__ __forceinline__ void group_src(const params &p, int g, int npes, size_t n, const V *src, const V *const *sreg,
+                                          char **s_tab, const V **sp) {
+#pragma unroll
+  for (int d = 0; d < G; d++) {
+    const int k = g + d;
+    if (W == 0 && k >= npes) { sp[d] = nullptr; continue; }
+    if (VAR == VAR_HOISTED) sp[d] = W ? sreg[W ? k : 0] : (const V *)s_tab[npes + k];
+    else sp[d] = src + (size_t)rot(p.me, k, npes) * n;
+  }
+}
+
 /* Walk this block's tiles (BT: the block's threads when known at compile time, 0: blockDim.x). V is the vector type (uint4 where src, dst_off and nbytes are 16-byte aligned, else unsigned
  * char); W = 0 is the generic path (W from p.npes); G divides W for W != 0. s_tab: generic HOISTED only, shared memory of
- * npes (fcollect) or 2 npes (alltoall) pointers. */
-template <int OP, int VAR, int W, int G, typename V, int BT = NT>
+ * npes (fcollect) or 2 npes (alltoall) pointers.
+ * P = 0: a thread loads its chunk (alltoall: a group's G chunks), waits for the loads, stores them, then loads the next.
+ * P = 1 (pipelined): the loads of the next step (next group, or the next chunk of this thread) are issued before the
+ *        stores of this one, so that load latency overlaps the stores; twice the registers for the loaded vectors. */
+template <int OP, int VAR, int W, int G, typename V, int BT = NT, int P = 0>
 __device__ __forceinline__ void walk_tiles(const params &p, size_t first, size_t stride, char **s_tab) {
   const size_t bt = BT ? BT : blockDim.x; /* threads of the block: NT for the grid kernel, any for the device forms */
   const int npes = W ? W : p.npes;
@@ -82,56 +111,143 @@ __device__ __forceinline__ void walk_tiles(const params &p, size_t first, size_t
       __syncthreads();
     }
   }
+  constexpr int NGROUPS = W ? W / G : 1; /* W != 0: the destination loop unrolls fully; generic W: a loop */
+  (void)NGROUPS;
+  constexpr int NB = OP == OP_FCOLLECT ? 1 : G; /* loaded chunks held per step: fcollect its one input */
 
+  if (P == 0) {
 #pragma unroll 1
-  for (size_t t = first; t < ntiles; t += stride) {
-    const size_t t0 = t * te;
-    const size_t tend = t0 + te < n ? t0 + te : n;
+    for (size_t t = first; t < ntiles; t += stride) {
+      const size_t t0 = t * te;
+      const size_t tend = t0 + te < n ? t0 + te : n;
 #pragma unroll 1 /* one chunk per iteration: the loop body is the unit the resource report counts */
-    for (size_t c = t0 + threadIdx.x; c < tend; c += bt * VPT) {
-      V v[OP == OP_FCOLLECT ? 1 : G][VPT];
-      if (OP == OP_FCOLLECT) { /* the tile's input: loaded once, stored to every destination */
+      for (size_t c = t0 + threadIdx.x; c < tend; c += bt * VPT) {
+        V v[NB][VPT];
+        if (OP == OP_FCOLLECT) { /* the tile's input: loaded once, stored to every destination */
 #pragma unroll
-        for (int j = 0; j < VPT; j++)
-          if (c + (size_t)j * bt < tend) v[0][j] = src[c + (size_t)j * bt];
-      }
-      constexpr int NGROUPS = W ? W / G : 1; /* W != 0: the destination loop unrolls fully; generic W: a loop */
-      (void)NGROUPS;
+          for (int j = 0; j < VPT; j++)
+            if (c + (size_t)j * bt < tend) v[0][j] = src[c + (size_t)j * bt];
+        }
 #pragma unroll NGROUPS
-      for (int g = 0; g < npes; g += G) {
-        char *dp[G];
-        const V *sp[G];
-#pragma unroll
-        for (int d = 0; d < G; d++) {
-          const int k = g + d;
-          if (W == 0 && k >= npes) { dp[d] = nullptr; sp[d] = nullptr; continue; }
-          if (VAR == VAR_HOISTED) {
-            dp[d] = W ? dreg[W ? k : 0] : s_tab[k];
-            sp[d] = W ? sreg[W ? k : 0] : (const V *)s_tab[npes + k];
-          } else { /* NAIVE: reload the base and recompute the pointers, per tile and destination */
-            const int pe = rot(me, k, npes);
-            dp[d] = load_base_volatile(p.peer_base, pe) + p.dst_off + (size_t)me * p.nbytes;
-            sp[d] = src + (size_t)pe * n;
-          }
-        }
-        if (OP == OP_ALLTOALL) { /* destination k takes block k of the source: G x VPT loads, then the stores */
-#pragma unroll
-          for (int d = 0; d < G; d++)
-#pragma unroll
-            for (int j = 0; j < VPT; j++)
-              if ((W || dp[d]) && c + (size_t)j * bt < tend) v[OP == OP_FCOLLECT ? 0 : d][j] = sp[d][c + (size_t)j * bt];
-        }
-#pragma unroll
-        for (int j = 0; j < VPT; j++) {
-          const size_t i = c + (size_t)j * bt;
-          if (i < tend) {
+        for (int g = 0; g < npes; g += G) {
+          char *dp[G];
+          group_dst<OP, VAR, W, G, V>(p, g, npes, dreg, s_tab, dp);
+          if (OP == OP_ALLTOALL) { /* destination k takes block k of the source: G x VPT loads, then the stores */
+            const V *sp[G];
+            group_src<OP, VAR, W, G, V>(p, g, npes, n, src, sreg, s_tab, sp);
 #pragma unroll
             for (int d = 0; d < G; d++)
-              if (W || dp[d]) ((V *)dp[d])[i] = v[OP == OP_FCOLLECT ? 0 : d][j];
+#pragma unroll
+              for (int j = 0; j < VPT; j++)
+                if ((W || sp[d]) && c + (size_t)j * bt < tend) v[OP == OP_FCOLLECT ? 0 : d][j] = sp[d][c + (size_t)j * bt];
+          }
+#pragma unroll
+          for (int j = 0; j < VPT; j++) {
+            const size_t i = c + (size_t)j * bt;
+            if (i < tend) {
+#pragma unroll
+              for (int d = 0; d < G; d++)
+                if (W || dp[d]) ((V *)dp[d])[i] = v[OP == OP_FCOLLECT ? 0 : d][j];
+            }
           }
         }
       }
     }
+    return;
+  }
+
+  /* P = 1. A step is (chunk position, group); the position walks this thread's chunks tile by tile. */
+  struct pos_t { size_t t, c, tend; };
+  auto seek = [&](size_t t, pos_t &q) -> bool { /* first tile from t in which this thread has a chunk */
+    for (; t < ntiles; t += stride) {
+      const size_t t0 = t * te;
+      const size_t tend = t0 + te < n ? t0 + te : n;
+      if (t0 + threadIdx.x < tend) {
+        q.t = t, q.c = t0 + threadIdx.x, q.tend = tend;
+        return true;
+      }
+    }
+    return false;
+  };
+  auto advance = [&](pos_t &q) -> bool {
+    const size_t c = q.c + bt * VPT;
+    if (c < q.tend) {
+      q.c = c;
+      return true;
+    }
+    return seek(q.t + stride, q);
+  };
+  auto load = [&](V (*v)[VPT], const V *const *sp, const pos_t &q) {
+#pragma unroll
+    for (int d = 0; d < NB; d++)
+#pragma unroll
+      for (int j = 0; j < VPT; j++)
+        if ((W || sp[d]) && q.c + (size_t)j * bt < q.tend) v[d][j] = sp[d][q.c + (size_t)j * bt];
+  };
+  pos_t q;
+  bool ok = seek(first, q);
+  V a[NB][VPT];
+  if (ok) {
+    const V *sp[NB];
+    if (OP == OP_FCOLLECT) sp[0] = src;
+    else group_src<OP, VAR, W, NB, V>(p, 0, npes, n, src, sreg, s_tab, sp);
+    load(a, sp, q);
+  }
+#pragma unroll 1
+  while (ok) {
+    pos_t r = q;
+    const bool ok2 = advance(r);
+    if (OP == OP_FCOLLECT) { /* the next chunk's input, then this one's stores to every destination */
+      V b[1][VPT];
+      const V *sp[1] = {src};
+      if (ok2) load(b, sp, r);
+#pragma unroll NGROUPS
+      for (int g = 0; g < npes; g += G) {
+        char *dp[G];
+        group_dst<OP, VAR, W, G, V>(p, g, npes, dreg, s_tab, dp);
+#pragma unroll
+        for (int j = 0; j < VPT; j++) {
+          const size_t i = q.c + (size_t)j * bt;
+          if (i < q.tend) {
+#pragma unroll
+            for (int d = 0; d < G; d++)
+              if (W || dp[d]) ((V *)dp[d])[i] = a[0][j];
+          }
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < VPT; j++) a[0][j] = b[0][j];
+    } else { /* the next group's chunks (or the next chunk's first group), then this group's stores */
+#pragma unroll NGROUPS
+      for (int g = 0; g < npes; g += G) {
+        V b[NB][VPT];
+        const V *sp[NB];
+        if (g + G < npes) {
+          group_src<OP, VAR, W, NB, V>(p, g + G, npes, n, src, sreg, s_tab, sp);
+          load(b, sp, q);
+        } else if (ok2) {
+          group_src<OP, VAR, W, NB, V>(p, 0, npes, n, src, sreg, s_tab, sp);
+          load(b, sp, r);
+        }
+        char *dp[G];
+        group_dst<OP, VAR, W, G, V>(p, g, npes, dreg, s_tab, dp);
+#pragma unroll
+        for (int j = 0; j < VPT; j++) {
+          const size_t i = q.c + (size_t)j * bt;
+          if (i < q.tend) {
+#pragma unroll
+            for (int d = 0; d < G; d++)
+              if (W || dp[d]) ((V *)dp[d])[i] = a[d][j];
+          }
+        }
+#pragma unroll
+        for (int d = 0; d < NB; d++)
+#pragma unroll
+          for (int j = 0; j < VPT; j++) a[d][j] = b[d][j];
+      }
+    }
+    q = r;
+    ok = ok2;
   }
 }
 
@@ -140,19 +256,24 @@ __device__ __forceinline__ void walk_tiles(const params &p, size_t first, size_t
  * peer_base[d] + flag_off + 8 s, set to the call's epoch with a system-scope release; never reset. With a timeout, a
  * peer not heard from in time is recorded in sync->blocks as SHOAL_COLL_GPU_TIMED_OUT | s and the wait ends (no
  * printf or trap in the kernel: they cost stack, scratch and registers in every variant); the host checks it. */
+__device__ __forceinline__ void fence(const params &p) {
+  if (p.gpu_scope) __threadfence();
+  else __threadfence_system();
+}
 __device__ __forceinline__ void signal_and_wait(const params &p, unsigned long long epoch) {
   const int npes = p.npes, me = p.me;
   for (int k = threadIdx.x; k < npes - 1; k += blockDim.x) {
     const int pe = rot(me, k, npes);
-    __threadfence_system();
+    fence(p);
     unsigned long long *f = (unsigned long long *)(p.peer_base[pe] + p.flag_off) + me;
-    shoal_port::st_release_sys(f, epoch);
+    if (p.gpu_scope) shoal_port::st_release_gpu(f, epoch);
+    else shoal_port::st_release_sys(f, epoch);
   }
   const unsigned long long *mine = (const unsigned long long *)(p.peer_base[me] + p.flag_off);
   for (int s = threadIdx.x; s < npes; s += blockDim.x) {
     if (s == me) continue;
     unsigned long long t0 = 0;
-    while (shoal_port::ld_acquire_sys(mine + s) < epoch) {
+    while ((p.gpu_scope ? shoal_port::ld_acquire_gpu(mine + s) : shoal_port::ld_acquire_sys(mine + s)) < epoch) {
       shoal_port::pause();
       if (p.timeout_ns) {
         const unsigned long long now = shoal_port::clock_ns();
@@ -168,55 +289,61 @@ __device__ __forceinline__ void signal_and_wait(const params &p, unsigned long l
 }
 
 /* The grid kernel: a persistent grid walks the tiles; with p.wait the last block to finish runs the completion. */
-template <int OP, int VAR, int W, int G, typename V>
+template <int OP, int VAR, int W, int G, typename V, int P>
 __global__ void __launch_bounds__(NT, 1) coll_kernel(params p) {
   SHOAL_DYN_SHARED(char *, s_tab);
-  walk_tiles<OP, VAR, W, G, V>(p, blockIdx.x, gridDim.x, s_tab);
+  walk_tiles<OP, VAR, W, G, V, NT, P>(p, blockIdx.x, gridDim.x, s_tab);
   if (!p.wait) return;
   __shared__ int last;
   __shared__ unsigned long long epoch;
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence_system(); /* this block's stores before its arrival */
+    fence(p); /* this block's stores before its arrival */
     const unsigned prev = atomicAdd(&p.sync->blocks, 1u);
     last = prev == gridDim.x - 1;
     if (last) {
       p.sync->blocks = 0;                 /* ready for the next call */
       epoch = p.sync->epoch + 1;          /* this PE's calls on these flags, counted on the device */
       p.sync->epoch = epoch;
-      __threadfence_system();             /* every block's stores (observed through the counter) before the signals */
+      fence(p);                           /* every block's stores (observed through the counter) before the signals */
     }
   }
   __syncthreads();
   if (last) signal_and_wait(p, epoch);
 }
 
-/* The kernel for a call: op, variant, W class (2, 4, 8 or 0 = generic), G (clamped to W) and vector width (16 or 1). */
+/* The kernel for a call: op, variant, W class (2, 4, 8 or 0 = generic), G (clamped to W), vector width (16 or 1) and
+ * pipelining (P; the byte path has none). */
 typedef void (*kernel_fn)(params);
-template <int OP, int VAR, int W, typename V> kernel_fn pick_g(int g) {
-  if constexpr (sizeof(V) == 1) return coll_kernel<OP, VAR, W, 1, V>; /* byte path: one destination at a time */
+template <int OP, int VAR, int W, typename V, int P> kernel_fn pick_g(int g) {
+  if constexpr (sizeof(V) == 1) return coll_kernel<OP, VAR, W, 1, V, 0>; /* byte path: one destination at a time */
   else switch (g) {
-  case 1: return coll_kernel<OP, VAR, W, 1, V>;
-  case 2: return coll_kernel<OP, VAR, W, (W == 0 || W >= 2) ? 2 : W, V>;
-  case 4: return coll_kernel<OP, VAR, W, (W == 0 || W >= 4) ? 4 : W, V>;
-  default: return coll_kernel<OP, VAR, W, (W == 0 || W >= 8) ? 8 : W, V>;
+  case 1: return coll_kernel<OP, VAR, W, 1, V, P>;
+  case 2: return coll_kernel<OP, VAR, W, (W == 0 || W >= 2) ? 2 : W, V, P>;
+  case 4: return coll_kernel<OP, VAR, W, (W == 0 || W >= 4) ? 4 : W, V, P>;
+  default: return coll_kernel<OP, VAR, W, (W == 0 || W >= 8) ? 8 : W, V, P>;
   }
 }
-template <int OP, int VAR, typename V> kernel_fn pick_w(int wclass, int g) {
+template <int OP, int VAR, typename V, int P> kernel_fn pick_w(int wclass, int g) {
   switch (wclass) {
-  case 2: return pick_g<OP, VAR, 2, V>(g);
-  case 4: return pick_g<OP, VAR, 4, V>(g);
-  case 8: return pick_g<OP, VAR, 8, V>(g);
-  default: return pick_g<OP, VAR, 0, V>(g);
+  case 2: return pick_g<OP, VAR, 2, V, P>(g);
+  case 4: return pick_g<OP, VAR, 4, V, P>(g);
+  case 8: return pick_g<OP, VAR, 8, V, P>(g);
+  default: return pick_g<OP, VAR, 0, V, P>(g);
   }
 }
-template <int OP, typename V> kernel_fn pick_var(int var, int wclass, int g) {
-  return var == VAR_NAIVE ? pick_w<OP, VAR_NAIVE, V>(wclass, g) : pick_w<OP, VAR_HOISTED, V>(wclass, g);
+template <int OP, typename V, int P> kernel_fn pick_var(int var, int wclass, int g) {
+  return var == VAR_NAIVE ? pick_w<OP, VAR_NAIVE, V, P>(wclass, g) : pick_w<OP, VAR_HOISTED, V, P>(wclass, g);
 }
-kernel_fn pick(int op, int var, int wclass, int g, int vec) {
-  if (op == OP_ALLTOALL)
-    return vec == 16 ? pick_var<OP_ALLTOALL, uint4>(var, wclass, g) : pick_var<OP_ALLTOALL, unsigned char>(var, wclass, g);
-  return vec == 16 ? pick_var<OP_FCOLLECT, uint4>(var, wclass, g) : pick_var<OP_FCOLLECT, unsigned char>(var, wclass, g);
+template <int OP, int P> kernel_fn pick_vec(int var, int wclass, int g, int vec) {
+  return vec == 16 ? pick_var<OP, uint4, P>(var, wclass, g) : pick_var<OP, unsigned char, 0>(var, wclass, g);
+}
+template <int OP> kernel_fn pick_pipe(int var, int wclass, int g, int vec, int pipe) {
+  return pipe ? pick_vec<OP, 1>(var, wclass, g, vec) : pick_vec<OP, 0>(var, wclass, g, vec);
+}
+kernel_fn pick(int op, int var, int wclass, int g, int vec, int pipe) {
+  return op == OP_ALLTOALL ? pick_pipe<OP_ALLTOALL>(var, wclass, g, vec, pipe)
+                           : pick_pipe<OP_FCOLLECT>(var, wclass, g, vec, pipe);
 }
 
 } // namespace shoal_cg

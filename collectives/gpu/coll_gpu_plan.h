@@ -12,7 +12,7 @@
 namespace shoal_cg {
 
 struct plan {
-  int wclass, g, vec;
+  int wclass, g, vec, pipe, gpu_scope;
   unsigned grid;
   size_t shmem;
   shoal_coll_gpu_cfg_t cfg;
@@ -29,6 +29,9 @@ inline int make_plan(const shoal_coll_gpu_args_t *a, plan *pl, char *err, size_t
     bad = "G: not 1, 2, 4 or 8";
   else if (a->cfg.sms < 0) bad = "sms: negative";
   else if (a->cfg.tile % 16) bad = "tile: not a multiple of 16 bytes";
+  else if (a->cfg.pipe < SHOAL_COLL_GPU_PIPE_AUTO || a->cfg.pipe > SHOAL_COLL_GPU_PIPE_ON) bad = "pipe: not auto (0), off (1) or on (2)";
+  else if (a->cfg.scope != SHOAL_COLL_GPU_SCOPE_AUTO && a->cfg.scope != SHOAL_COLL_GPU_SCOPE_SYS)
+    bad = "scope: not auto (0) or sys (1)";
   else if (a->nbytes && (!a->peer_base || !a->src)) bad = "peer_base/src: NULL";
   else if (a->nbytes && a->wait && a->npes > 1 && !a->sync) bad = "sync: NULL with wait = 1";
   if (bad) {
@@ -63,6 +66,14 @@ inline int make_plan(const shoal_coll_gpu_args_t *a, plan *pl, char *err, size_t
     if (tile > chunk) tile = chunk;
   }
   pl->cfg.tile = tile;
+  /* Pipelining: the byte path has none; AUTO is on (measurements: docs/gpu-collectives.md) except for alltoall with
+   * G >= 4, whose doubled G x VPT vectors spill on sm_90. */
+  int pipe = a->cfg.pipe;
+  if (!pipe) pipe = a->op == SHOAL_COLL_GPU_ALLTOALL && g >= 4 ? SHOAL_COLL_GPU_PIPE_OFF : SHOAL_COLL_GPU_PIPE_ON;
+  if (pl->vec == 1) pipe = SHOAL_COLL_GPU_PIPE_OFF;
+  pl->cfg.pipe = pipe;
+  pl->pipe = pipe == SHOAL_COLL_GPU_PIPE_ON;
+  pl->gpu_scope = a->cfg.scope == SHOAL_COLL_GPU_SCOPE_AUTO && a->one_gpu;
   const size_t ntiles = a->nbytes ? (a->nbytes + tile - 1) / tile : 0;
   pl->grid = (unsigned)(ntiles < (size_t)sms ? (ntiles ? ntiles : 1) : (size_t)sms);
   pl->shmem = (!pl->wclass && a->cfg.variant == SHOAL_COLL_GPU_HOISTED)

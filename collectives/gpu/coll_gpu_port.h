@@ -27,6 +27,7 @@ extern shoal_emu_dim blockDim, gridDim;
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 void __syncthreads(void);
 inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 inline unsigned atomicExch(unsigned *p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 extern char *shoal_emu_dyn_shared; /* the launch's dynamic shared memory */
@@ -34,6 +35,8 @@ extern char *shoal_emu_dyn_shared; /* the launch's dynamic shared memory */
 namespace shoal_port {
 inline void st_release_sys(unsigned long long *p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 inline unsigned long long ld_acquire_sys(const unsigned long long *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline void st_release_gpu(unsigned long long *p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+inline unsigned long long ld_acquire_gpu(const unsigned long long *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 inline unsigned long long clock_ns() {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -84,6 +87,30 @@ __device__ __forceinline__ unsigned long long ld_acquire_sys(const unsigned long
 #elif defined(__CUDA_ARCH__)
   unsigned long long v;
   asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  (void)p;
+  return 0;
+#endif
+}
+
+/* The same at device scope: enough when the flag's writer and reader run on one GPU (PEs sharing it, e.g. under MPS:
+ * one device, one L2, whatever the process). */
+__device__ __forceinline__ void st_release_gpu(unsigned long long *p, unsigned long long v) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT);
+#elif defined(__CUDA_ARCH__)
+  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  (void)p, (void)v;
+#endif
+}
+__device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long long *p) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
+#elif defined(__CUDA_ARCH__)
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 #else
   (void)p;

@@ -39,6 +39,7 @@ static struct {
   void *ev[SHOAL_TEAM_SLOTS]; /* per slot: recorded after its last launch (created on first use) */
   void *last[SHOAL_TEAM_SLOTS]; /* per slot: the stream of that launch */
   int wait;                   /* 1: completion in the kernel; 0: host barrier */
+  int one_gpu;                /* every PE shares this GPU: device-scope completion suffices */
   shoal_coll_gpu_cfg_t cfg;
 } C;
 
@@ -67,6 +68,10 @@ static void cfg_from_env(void) {
   C.cfg.group = strcmp(shoal_env.coll_gpu_g, "auto") ? atoi(shoal_env.coll_gpu_g) : 0;
   C.cfg.sms = shoal_env.coll_gpu_sms > 0 ? (int)shoal_env.coll_gpu_sms : 0;
   C.cfg.tile = shoal_env.coll_gpu_tile;
+  C.cfg.pipe = !strcmp(shoal_env.coll_gpu_pipe, "on")    ? SHOAL_COLL_GPU_PIPE_ON
+               : !strcmp(shoal_env.coll_gpu_pipe, "off") ? SHOAL_COLL_GPU_PIPE_OFF
+                                                         : SHOAL_COLL_GPU_PIPE_AUTO;
+  C.cfg.scope = strcmp(shoal_env.coll_gpu_scope, "sys") ? SHOAL_COLL_GPU_SCOPE_AUTO : SHOAL_COLL_GPU_SCOPE_SYS;
   if (C.cfg.tile % 16)
     shoal_fatal("shmem_init", "SHOAL_COLL_GPU_TILE=%zu is not valid: expected 0 (auto) or a multiple of 16 bytes",
                 C.cfg.tile);
@@ -97,6 +102,7 @@ int shoal_coll_gpu_init(void) {
   if (!strcmp(shoal_env.coll_gpu_sync, "device")) C.wait = 1;
   else if (!strcmp(shoal_env.coll_gpu_sync, "host")) C.wait = 0;
   else C.wait = st->pes_per_gpu <= 1 || mps_running();
+  C.one_gpu = st->pes_per_gpu >= n;
   C.ready = true;
   SHOAL_DEBUG(SHOAL_SUB_COLL, "GPU collectives: %zu bytes of flags at device heap offset %zu, completion %s, %s",
               bytes, C.flags_off, C.wait ? "in the kernel" : "host barrier", shoal_env.coll_variant);
@@ -179,6 +185,7 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
   a.flag_off = C.flags_off + (size_t)slot * C.npes * 8;
   a.sync = &C.sync[slot];
   a.wait = C.wait;
+  a.one_gpu = C.one_gpu;
   a.cfg = C.cfg;
 #if SHOAL_HAVE_COLL_GPU
   char err[256];

@@ -79,6 +79,7 @@ __device__ inline int shoal_coll_block(shmem_team_t team, void *dest, const void
   p.me = d.me;
   p.npes = d.npes;
   p.wait = 1;
+  p.gpu_scope = 0;
   if (nelems) {
     if ((((uintptr_t)source | p.dst_off | nelems) & 15) == 0)
       shoal_cg::walk_tiles<OP, shoal_cg::VAR_HOISTED, 0, 4, uint4, 0>(p, 0, 1, tab);

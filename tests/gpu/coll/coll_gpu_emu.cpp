@@ -57,7 +57,8 @@ int emu_launch(const shoal_coll_gpu_args_t *a, char *err, size_t errlen) {
   p.me = a->me;
   p.npes = a->npes;
   p.wait = a->wait && a->npes > 1;
-  kernel_fn k = pick(a->op, a->cfg.variant, pl.wclass, pl.g, pl.vec);
+  p.gpu_scope = pl.gpu_scope;
+  kernel_fn k = pick(a->op, a->cfg.variant, pl.wclass, pl.g, pl.vec, pl.pipe);
   std::vector<char> dyn(pl.shmem + 64);
   shoal_emu_dyn_shared = dyn.data();
   blockDim = {(unsigned)NT, 1, 1};
@@ -102,6 +103,7 @@ struct tcase {
   size_t nelem;
   int wait;
   size_t src_shift, dst_shift;
+  int pipe = SHOAL_COLL_GPU_PIPE_AUTO;
 };
 
 const size_t FLAG_AREA = 4096;
@@ -148,6 +150,7 @@ int launch(const tcase &c, size_t dst_off, uint64_t timeout_ns) {
   a.cfg.group = c.g;
   a.cfg.sms = c.sms;
   a.cfg.tile = c.tile;
+  a.cfg.pipe = c.pipe;
   char err[256];
   if (emu_launch(&a, err, sizeof err)) {
     fprintf(stderr, "emu: PE %d: %s\n", me, err);
@@ -157,9 +160,9 @@ int launch(const tcase &c, size_t dst_off, uint64_t timeout_ns) {
 }
 
 void label(const tcase &c, char *buf, size_t len) {
-  snprintf(buf, len, "%s %s W=%d G=%d %s n=%zu wait=%d sms=%d tile=%zu shift=%zu/%zu",
+  snprintf(buf, len, "%s %s W=%d G=%d %s n=%zu wait=%d sms=%d tile=%zu shift=%zu/%zu pipe=%d",
            c.op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect", c.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted",
-           W, c.g, coll_types[c.type].name, c.nelem, c.wait, c.sms, c.tile, c.src_shift, c.dst_shift);
+           W, c.g, coll_types[c.type].name, c.nelem, c.wait, c.sms, c.tile, c.src_shift, c.dst_shift, c.pipe);
 }
 
 /* Compare this PE's destination; returns the number of bad elements (first few printed). */
@@ -200,7 +203,9 @@ void run_pe(uint64_t seed) {
             const int wait = (k % 3) != 2;
             const size_t tile = (k % 4 == 0) ? 0 : (k % 4 == 1) ? 256 : (k % 4 == 2) ? 3 * chunk : 16;
             const int sms = (k % 5 == 0) ? 1 : (k % 5 == 1) ? 0 : 3;
-            cases.push_back({op, var, g, sms, tile, t, n, wait, 0, 0});
+            /* pipelining off and on, 4 cases each (so that both meet every tile choice) */
+            const int pipe = ((k / 4) % 2) ? SHOAL_COLL_GPU_PIPE_ON : SHOAL_COLL_GPU_PIPE_OFF;
+            cases.push_back({op, var, g, sms, tile, t, n, wait, 0, 0, pipe});
             k++;
           }
         }
@@ -209,7 +214,11 @@ void run_pe(uint64_t seed) {
     for (int var : {SHOAL_COLL_GPU_HOISTED, SHOAL_COLL_GPU_NAIVE}) {
       cases.push_back({op, var, 0, 0, 0, COLL_BF16, 7777, 1, 2, 6});   /* misaligned src and dst: byte path */
       cases.push_back({op, var, 0, 2, 0, COLL_INT8, 1 << 12, 0, 1, 0}); /* misaligned src only */
-      cases.push_back({op, var, 0, 0, 0, COLL_FP32, 40000, 1, 0, 0});   /* many tiles per block */
+      for (int pipe : {SHOAL_COLL_GPU_PIPE_OFF, SHOAL_COLL_GPU_PIPE_ON}) {
+        cases.push_back({op, var, 0, 0, 0, COLL_FP32, 40000, 1, 0, 0, pipe});   /* many tiles per block */
+        cases.push_back({op, var, 0, 3, 48, COLL_INT8, 40000, 1, 0, 0, pipe});  /* tiles shorter than a block */
+        cases.push_back({op, var, 0, 2, 3 * chunk + 32, COLL_FP16, 3 * 40000 + 8, 1, 0, 0, pipe}); /* tails */
+      }
     }
   size_t max_dst = 0;
   for (auto &c : cases) max_dst = std::max(max_dst, (size_t)W * c.nelem * coll_types[c.type].size + c.dst_shift);

@@ -30,6 +30,7 @@ struct tcase {
   size_t nelem;
   int wait;
   size_t src_shift, dst_shift; /* misalign src / dst_off by these bytes (byte path) */
+  int pipe = SHOAL_COLL_GPU_PIPE_AUTO;
 };
 
 const char *op_name(int op) { return op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect"; }
@@ -39,9 +40,9 @@ size_t srcbytes_of(const tcase &c, int W) { return (c.op == SHOAL_COLL_GPU_ALLTO
 
 std::string label_of(const tcase &c, int W) {
   char buf[256];
-  snprintf(buf, sizeof buf, "%s %s W=%d G=%d %s n=%zu wait=%d sms=%d tile=%zu shift=%zu/%zu", op_name(c.op),
+  snprintf(buf, sizeof buf, "%s %s W=%d G=%d %s n=%zu wait=%d sms=%d tile=%zu shift=%zu/%zu pipe=%d", op_name(c.op),
            var_name(c.variant), W, c.g, coll_types[c.type].name, c.nelem, c.wait, c.sms, c.tile, c.src_shift,
-           c.dst_shift);
+           c.dst_shift, c.pipe);
   return buf;
 }
 
@@ -77,16 +78,20 @@ std::vector<tcase> make_cases(const opts &o, size_t big) {
           std::vector<size_t> ns = {1, 3, 4096 / es - 1, 4096 / es + 1, 3 * 4096 / es + 16 / es, 100003};
           if (o.quick) ns = {1, 3 * 4096 / es + 16 / es, 100003};
           for (size_t n : ns) {
-            const int wait = (k++ % 3) != 2;
-            cases.push_back({op, var, g, 0, (size_t)((n % 2) ? 0 : 4096), t, n, wait, 0, 0});
+            const int wait = (k % 3) != 2;
+            /* pipelining off and on in turn; with 3 sizes (--quick) or 6 per type, each gets both */
+            const int pipe = (k++ % 2) ? SHOAL_COLL_GPU_PIPE_ON : SHOAL_COLL_GPU_PIPE_OFF;
+            cases.push_back({op, var, g, 0, (size_t)((n % 2) ? 0 : 4096), t, n, wait, 0, 0, pipe});
           }
         }
       }
   for (int op : ops)
     for (int var : vars) {
-      cases.push_back({op, var, 0, 1, 0, COLL_FP32, 50000, 1, 0, 0});               /* one block */
-      cases.push_back({op, var, 0, 7, 16, COLL_FP16, 4099 * 8, 1, 0, 0});           /* 16-byte tiles, 7 blocks */
-      cases.push_back({op, var, 0, 3, 1 << 20, COLL_INT8, (3 << 20) + 48, 0, 0, 0}); /* tiles of many chunks */
+      for (int pipe : {SHOAL_COLL_GPU_PIPE_OFF, SHOAL_COLL_GPU_PIPE_ON}) {
+        cases.push_back({op, var, 0, 1, 0, COLL_FP32, 50000, 1, 0, 0, pipe});               /* one block */
+        cases.push_back({op, var, 0, 7, 16, COLL_FP16, 4099 * 8, 1, 0, 0, pipe});           /* 16-byte tiles, 7 blocks */
+        cases.push_back({op, var, 0, 3, 1 << 20, COLL_INT8, (3 << 20) + 48, 0, 0, 0, pipe}); /* tiles of many chunks */
+      }
       cases.push_back({op, var, 0, 0, 0, COLL_BF16, 77777, 1, 2, 6});               /* misaligned: byte path */
       cases.push_back({op, var, 0, 0, 0, COLL_INT8, 1 << 16, 1, 1, 0});
       if (!o.quick) cases.push_back({op, var, 0, 0, 0, COLL_FP32, (big + 48) / 4, 1, 0, 0}); /* large, odd tiles */
@@ -137,6 +142,7 @@ void launch(cw_pe &pe, const tcase &c, size_t dst_off, const char *src_dev) {
   a.cfg.group = c.g;
   a.cfg.sms = c.sms;
   a.cfg.tile = c.tile;
+  a.cfg.pipe = c.pipe;
   char err[256];
   if (shoal_coll_gpu_launch(&a, pe.s, err, sizeof err)) {
     fprintf(stderr, "harness: PE %d: %s\n", pe.me, err);
@@ -351,8 +357,8 @@ int main(int argc, char **argv) {
     if (bad) fprintf(stderr, "FAIL case %zu %s: %llu bad (%s)\n", ci, l.c_str(), bad, per.c_str() + 1);
     bad ? failed++ : passed++;
     if (mf)
-      fprintf(mf, "%s,%s,%s,%d,%d,%s,%zu,%d,%s\n", o.procs ? "procs" : "threads", op_name(c.op), var_name(c.variant), W,
-              c.g, coll_types[c.type].name, c.nelem, c.wait, bad ? "FAIL" : "ok");
+      fprintf(mf, "%s,%s,%s,%d,%d,%s,%zu,%d,%d,%s\n", o.procs ? "procs" : "threads", op_name(c.op), var_name(c.variant),
+              W, c.g, coll_types[c.type].name, c.nelem, c.wait, c.pipe, bad ? "FAIL" : "ok");
   }
   if (mf) fclose(mf);
   if (died) {

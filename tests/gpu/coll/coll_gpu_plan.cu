@@ -65,19 +65,26 @@ int main(void) {
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.src = NULL; expect_bad(a, "peer_base/src: NULL");
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.sync = NULL; expect_bad(a, "sync: NULL with wait = 1");
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.sms = -2; expect_bad(a, "sms: negative");
+  a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.pipe = 3; expect_bad(a, "pipe: not auto (0), off (1) or on (2)");
+  a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.scope = 2; expect_bad(a, "scope: not auto (0) or sys (1)");
   /* nothing to move: returns 0 without touching a GPU */
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 0);
   EXPECT(shoal_coll_gpu_launch(&a, NULL, NULL, 0) == 0, "nbytes 0 is a no-op");
 
   /* kernel choice */
-  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096), "fcollect_hoisted_w4_g4_v16");
-  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 8, 4096), "fcollect_hoisted_w8_g8_v16");
-  expect_name(base_args(SHOAL_COLL_GPU_ALLTOALL, 8, 4096), "alltoall_hoisted_w8_g2_v16");
-  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 5, 4096), "fcollect_hoisted_wgen_g4_v16");
-  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 1, 4096), "fcollect_hoisted_wgen_g4_v16");
-  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 2, 4096); a.cfg.group = 8; expect_name(a, "fcollect_hoisted_w2_g2_v16");
+  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096), "fcollect_hoisted_w4_g4_v16_pipe");
+  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 8, 4096), "fcollect_hoisted_w8_g8_v16_pipe");
+  expect_name(base_args(SHOAL_COLL_GPU_ALLTOALL, 8, 4096), "alltoall_hoisted_w8_g2_v16_pipe");
+  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 5, 4096), "fcollect_hoisted_wgen_g4_v16_pipe");
+  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 1, 4096), "fcollect_hoisted_wgen_g4_v16_pipe");
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 2, 4096); a.cfg.group = 8; expect_name(a, "fcollect_hoisted_w2_g2_v16_pipe");
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.variant = SHOAL_COLL_GPU_NAIVE; a.cfg.group = 1;
-  expect_name(a, "alltoall_naive_w4_g1_v16");
+  expect_name(a, "alltoall_naive_w4_g1_v16_pipe");
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096); a.cfg.pipe = SHOAL_COLL_GPU_PIPE_OFF;
+  expect_name(a, "fcollect_hoisted_w4_g4_v16");
+  a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.group = 4; /* auto: no pipelining (it would spill) */
+  expect_name(a, "alltoall_hoisted_w4_g4_v16");
+  a.cfg.pipe = SHOAL_COLL_GPU_PIPE_ON; expect_name(a, "alltoall_hoisted_w4_g4_v16_pipe");
   expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4097), "fcollect_hoisted_w4_g1_v1");     /* odd size */
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096); a.dst_off = 4100; expect_name(a, "fcollect_hoisted_w4_g1_v1");
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096); a.src = (const void *)(uintptr_t)0x10008;

@@ -210,6 +210,8 @@ static inline shoal_coll_gpu_args_t cw_args(cw_pe &pe, int op, size_t dst_off, c
   a.flag_off = 0;
   a.sync = pe.sync;
   a.wait = wait;
+  int ndev = 0; /* PE i runs on device i % ndev: one GPU for all when there is one */
+  a.one_gpu = API(GetDeviceCount)(&ndev) == API(Success) && (ndev == 1 || pe.W == 1);
   return a;
 }
 #endif
