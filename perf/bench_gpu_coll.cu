@@ -6,7 +6,7 @@
  *
  *   bench_gpu_coll -W n [--procs] [--op fcollect|alltoall|both] [--variants naive,hoisted] [--g 0,1,2,4,8]
  *                  [--sms 0,66] [--tile 0,32K] [--pipe 0,1,2] [--scope 0,1] [--repeat R] [--min SIZE] [--max SIZE]
- *                  [--factor F] [--sync device|host] [--ceiling] [--csv FILE] [--label TEXT]
+ *                  [--factor F] [--sync device|host] [--ceiling] [--before] [--csv FILE] [--label TEXT]
  *
  * PEs: W threads of one process (default) or W processes sharing their heaps by CUDA IPC (--procs; several processes
  * on one GPU need MPS to run their kernels concurrently). Sizes are bytes per PE block (nbytes: what each PE
@@ -19,7 +19,9 @@
  * G = 0, sms = 0, tile = 0, pipe = 0 (1 off, 2 on) and scope = 0 (1: system scope) mean the launcher's automatic choice.
  * --repeat R: every configuration of a size is measured R times, the configurations interleaved (A B A B ...), and the
  * median is reported with the smallest and largest (columns reps, min_us, max_us): side-by-side comparisons on a
- * shared, noisy GPU. --sync host: kernels without the in-kernel wait, then stream
+ * shared, noisy GPU. --before: every configuration also runs, interleaved with it, with the automatic choices of the
+ * 2026-11-29 afternoon runs (tile nbytes / COMM_SMS within 512 B .. 32 KiB, no pipelining, system-scope completion),
+ * reported as variant "naive-before" / "hoisted-before". --sync host: kernels without the in-kernel wait, then stream
  * synchronize + host barrier per call (the launcher's fallback when the PEs' kernels cannot run concurrently).
  */
 #include <math.h>
@@ -37,7 +39,7 @@
 namespace {
 
 struct opts {
-  int W = 4, procs = 0, ceiling = 0, host_sync = 0;
+  int W = 4, procs = 0, ceiling = 0, host_sync = 0, before = 0;
   std::vector<int> ops = {SHOAL_COLL_GPU_FCOLLECT, SHOAL_COLL_GPU_ALLTOALL};
   std::vector<int> variants = {SHOAL_COLL_GPU_NAIVE, SHOAL_COLL_GPU_HOISTED};
   std::vector<int> gs = {0}, sms = {0}, pipes = {0}, scopes = {0};
@@ -155,6 +157,7 @@ int main(int argc, char **argv) {
     if (a == "-W" && *v) o.W = atoi(argv[++i]);
     else if (a == "--procs") o.procs = 1;
     else if (a == "--ceiling") o.ceiling = 1;
+    else if (a == "--before") o.before = 1;
     else if (a == "--op" && *v) {
       std::string s = argv[++i];
       o.ops = s == "fcollect" ? std::vector<int>{0} : s == "alltoall" ? std::vector<int>{1} : std::vector<int>{0, 1};
@@ -270,6 +273,7 @@ int main(int argc, char **argv) {
         struct conf {
           shoal_coll_gpu_args_t a;
           std::vector<double> us;
+          bool before;
         };
         std::vector<conf> confs;
         for (int var : o.variants)
@@ -286,7 +290,21 @@ int main(int argc, char **argv) {
                     c.a.cfg.tile = tile;
                     c.a.cfg.pipe = pipe;
                     c.a.cfg.scope = scope;
+                    c.before = false;
                     confs.push_back(c);
+                    if (o.before) { /* the earlier automatic choices */
+                      shoal_coll_gpu_cfg_t eff;
+                      shoal_coll_gpu_resolve(&c.a, &eff);
+                      size_t t = (n + eff.sms - 1) / eff.sms;
+                      t = std::min<size_t>(32768, std::max<size_t>(512, (t + 15) & ~(size_t)15));
+                      c.a.cfg.group = 0;
+                      c.a.cfg.sms = 0;
+                      c.a.cfg.tile = t;
+                      c.a.cfg.pipe = SHOAL_COLL_GPU_PIPE_OFF;
+                      c.a.cfg.scope = SHOAL_COLL_GPU_SCOPE_SYS;
+                      c.before = true;
+                      confs.push_back(c);
+                    }
                   }
         for (int rep = 0; rep < o.repeat; rep++)
           for (conf &c : confs) {
@@ -319,8 +337,9 @@ int main(int argc, char **argv) {
             x.max_us = c.us.back();
             const size_t m = c.us.size();
             const double med = m % 2 ? c.us[m / 2] : (c.us[m / 2 - 1] + c.us[m / 2]) / 2;
-            emit(o, csv, "shoal", opn, W, c.a.cfg.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", eff.group,
-                 eff.sms, eff.tile, n, med, k, x);
+            std::string vn = c.a.cfg.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted";
+            if (c.before) vn += "-before";
+            emit(o, csv, "shoal", opn, W, vn.c_str(), eff.group, eff.sms, eff.tile, n, med, k, x);
           }
 #endif
         if (csv) fflush(csv);
@@ -334,15 +353,23 @@ int main(int argc, char **argv) {
       CK(API(EventCreate)(&e0));
       CK(API(EventCreate)(&e1));
       for (size_t s = o.min; s <= room; s = (size_t)std::llround(s * o.factor) & ~(size_t)15)
-        for (int kind = 0; kind < 2; kind++) { /* the copy (read + write), and a memset (write only: fcollect's
-                                                  traffic is W writes to one read) */
+        for (int kind = 0; kind < 3; kind++) { /* the copy (read + write); a memset (write only: fcollect's traffic
+                                                  is W writes to one read); the copy into PE 1's heap through this
+                                                  process's mapping of it (CUDA IPC with --procs) */
+          char *to = dst_base + room;
+#ifdef SHOAL_BENCH_NVSHMEM
+          if (kind == 2) continue;
+#else
+          if (kind == 2 && W < 2) continue;
+          if (kind == 2) to = pe.bases[1] + CW_FLAG_AREA + room;
+#endif
           float ms = 0;
           int iters = 3;
           for (int round = 0; round < 2; round++) { /* a short run to size the measured one (~20 ms) */
             CK(API(EventRecord)(e0, pe.s));
             for (int i = 0; i < iters; i++) {
-              if (kind == 0) CK(API(MemcpyAsync)(dst_base + room, dst_base, s, API(MemcpyDeviceToDevice), pe.s));
-              else CK(API(MemsetAsync)(dst_base + room, i & 0xff, s, pe.s));
+              if (kind != 1) CK(API(MemcpyAsync)(to, dst_base, s, API(MemcpyDeviceToDevice), pe.s));
+              else CK(API(MemsetAsync)(to, i & 0xff, s, pe.s));
             }
             CK(API(EventRecord)(e1, pe.s));
             CK(API(EventSynchronize)(e1));
@@ -350,11 +377,11 @@ int main(int argc, char **argv) {
             if (round == 0) iters = std::max(5, std::min(500, (int)(20.0 / std::max(ms / iters, 1e-3f))));
           }
           const double us = 1e3 * ms / iters;
-          const double moved = (kind == 0 ? 2.0 : 1.0) * s / (us * 1e3);
+          const double moved = (kind != 1 ? 2.0 : 1.0) * s / (us * 1e3);
           char line[320];
           snprintf(line, sizeof line, "%s,%s,d2d,1,-,0,0,0,%zu,%zu,%.2f,%.2f,%.2f,%.2f,%s,%s,0,0,1,%.2f,%.2f",
-                   kind == 0 ? "memcpy" : "memset", o.procs ? "procs" : "threads", s, s, us, s / (us * 1e3), 0.0, moved,
-                   kind == 0 ? "cudaMemcpyAsync" : "cudaMemsetAsync", o.label, us, us);
+                   kind == 0 ? "memcpy" : kind == 1 ? "memset" : "memcpy-peer", o.procs ? "procs" : "threads", s, s, us,
+                   s / (us * 1e3), 0.0, moved, kind == 1 ? "cudaMemsetAsync" : "cudaMemcpyAsync", o.label, us, us);
           printf("%s\n", line);
           if (csv) fprintf(csv, "%s\n", line);
         }

@@ -67,7 +67,7 @@ col = 'moved_GBs' if metric == 'moved' else 'busbw_GBs'
 rows = list(csv.DictReader(open(sys.argv[1])))
 lines = defaultdict(list)
 for r in rows:
-    if r['impl'] == 'memcpy' and metric == 'moved':
+    if r['impl'] == 'memcpy' and metric == 'moved' and r.get('label', '') in ('', label):
         lines['cudaMemcpy D2D (ceiling)'].append((int(r['bytes_per_pe']), float(r['moved_GBs'])))
     elif r['impl'] in ('shoal', 'nvshmem', 'nccl') and r['W'] == Wsel and r.get('label', '') in ('', label):
         name = f"{r['impl']} {r['op']} {r['variant']}".replace(' -', '')
@@ -352,20 +352,33 @@ PY
 fi
 
 if ((tune)); then
-  step harness-procs-w4 40 "$H" -W 4 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
-  step harness-procs-w5 40 "$H" -W 5 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
-  step harness-procs-w8 50 "$H" -W 8 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
-  # side by side, interleaved, median of 3: pipelining off / on x completion scope auto (device) / system
-  step bench-w4-ab 90 "$BENCH" -W 4 --procs --ceiling --variants hoisted --pipe 1,2 --scope 0,1 --repeat 3 \
-    --min 4K --max 1G --factor 4 --csv "$CSV" --label ab
-  # G x COMM_SMS x tile at 1 MiB .. 1 GiB, and grid / tile for small calls
-  step bench-w4-sweep 80 "$BENCH" -W 4 --procs --variants hoisted --g 1,2,4 --sms 0,66 --tile 0,128K,1M \
-    --min 1M --max 1G --factor 4 --csv "$CSV" --label sweep
-  step bench-w4-small 40 "$BENCH" -W 4 --procs --variants hoisted --sms 0,1,4,16 --tile 0,4K,16K \
-    --min 4K --max 1M --factor 4 --csv "$CSV" --label small
-  # before / after: naive and hoisted, with and without pipelining, interleaved, median of 5
-  step bench-w4-nh 120 "$BENCH" -W 4 --procs --variants naive,hoisted --pipe 1,2 --repeat 5 \
-    --min 4K --max 1G --factor 4 --csv "$CSV" --label nh
+  if [ "${GPU_COLL_TUNE:-1}" = 1 ]; then # first round (2026-11-29 21:45 UTC, docs/gpu-collectives.md)
+    step harness-procs-w4 40 "$H" -W 4 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
+    step harness-procs-w5 40 "$H" -W 5 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
+    step harness-procs-w8 50 "$H" -W 8 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
+    # side by side, interleaved, median of 3: pipelining off / on x completion scope auto (device) / system
+    step bench-w4-ab 90 "$BENCH" -W 4 --procs --ceiling --variants hoisted --pipe 1,2 --scope 0,1 --repeat 3 \
+      --min 4K --max 1G --factor 4 --csv "$CSV" --label ab
+    # G x COMM_SMS x tile at 1 MiB .. 1 GiB, and grid / tile for small calls
+    step bench-w4-sweep 80 "$BENCH" -W 4 --procs --variants hoisted --g 1,2,4 --sms 0,66 --tile 0,128K,1M \
+      --min 1M --max 1G --factor 4 --csv "$CSV" --label sweep
+    step bench-w4-small 40 "$BENCH" -W 4 --procs --variants hoisted --sms 0,1,4,16 --tile 0,4K,16K \
+      --min 4K --max 1M --factor 4 --csv "$CSV" --label small
+    # before / after: naive and hoisted, with and without pipelining, interleaved, median of 5
+    step bench-w4-nh 120 "$BENCH" -W 4 --procs --variants naive,hoisted --pipe 1,2 --repeat 5 \
+      --min 4K --max 1G --factor 4 --csv "$CSV" --label nh
+  else # second round: grid x tile x pipelining x G for the automatic choices; where fcollect's large calls lose
+    step bench-w4-small2 90 "$BENCH" -W 4 --procs --variants hoisted --sms 16,33,66,132 --tile 4K,8K,16K,32K \
+      --pipe 1,2 --min 64K --max 4M --factor 4 --csv "$CSV" --label small2
+    step bench-w4-large2 150 "$BENCH" -W 4 --procs --ceiling --variants hoisted --g 0,1 --sms 66,132 \
+      --tile 32K,128K,512K,2M,8M --pipe 1,2 --min 16M --max 1G --factor 4 --csv "$CSV" --label large2
+    step bench-w1 30 "$BENCH" -W 1 --procs --variants hoisted --tile 32K,2M --pipe 1,2 --min 64M --max 1G --factor 4 \
+      --csv "$CSV" --label w1
+    step bench-w2 30 "$BENCH" -W 2 --procs --ceiling --variants hoisted --tile 32K,2M --pipe 1,2 --min 64M --max 1G \
+      --factor 4 --csv "$CSV" --label w2
+    step bench-w4-threads 40 "$BENCH" -W 4 --variants hoisted --tile 32K,2M --pipe 1,2 --min 64M --max 1G --factor 4 \
+      --csv "$CSV" --label threads
+  fi
   finish
   exit 0
 fi
@@ -402,23 +415,22 @@ fi
 step plan 20 "$B/bin/coll_gpu_plan"
 step harness-procs-w4 100 "$H" -W 4 --procs --seed "$seed" --max-bytes 256M --matrix "$LOG/matrix.csv"
 step harness-procs-w8 120 "$H" -W 8 --procs --seed "$seed" --max-bytes 128M --matrix "$LOG/matrix.csv"
-if [ $have_shmem = 1 ]; then shmem_run 4 hoisted; shmem_run 8 hoisted; fi
-step bench-w4 100 "$BENCH" -W 4 --procs --ceiling --min 4K --max 1G --factor 4 --csv "$CSV" --label default
-gloo_run 4
-gloo_run 8
-gloo_run 2
-gloo_run 4 naive
+[ $have_shmem = 1 ] && shmem_run 4 hoisted 60 $((16 << 20))
+step bench-w4 150 "$BENCH" -W 4 --procs --ceiling --before --repeat 3 --min 4K --max 1G --factor 4 --csv "$CSV" \
+  --label default
 nvshmem_build
 nvshmem_run 4
+gloo_run 4
+gloo_run 8
+gloo_run 4 naive
+gloo_run 2
 step harness-procs-w2 80 "$H" -W 2 --procs --seed "$seed" --max-bytes 256M --matrix "$LOG/matrix.csv"
-[ $have_shmem = 1 ] && shmem_run 4 naive
+step harness-procs-w5 60 "$H" -W 5 --procs --quick --seed "$seed" --matrix "$LOG/matrix.csv"
+if [ $have_shmem = 1 ]; then shmem_run 8 hoisted 60 $((16 << 20)); shmem_run 4 naive 60 $((16 << 20)); fi
 step bench-w8 50 "$BENCH" -W 8 --procs --min 4K --max 1G --factor 4 --csv "$CSV" --label default
 step bench-w2 40 "$BENCH" -W 2 --procs --min 4K --max 1G --factor 4 --csv "$CSV" --label default
-step bench-w4-sweep 80 "$BENCH" -W 4 --procs --g 1,2,4 --sms 132,66,33 --min 64K --max 64M --factor 16 --csv "$CSV" \
-  --label sweep
 nvshmem_run 8
 nvshmem_run 2
-[ $have_shmem = 1 ] && shmem_run 2 hoisted
 step bench-w4-hostsync 30 "$BENCH" -W 4 --procs --sync host --min 4K --max 64M --factor 16 --csv "$CSV" --label hostsync
-if [ $have_shmem = 1 ]; then shmem_run 3 hoisted; shmem_run 8 naive; shmem_run 2 naive; fi
+if [ $have_shmem = 1 ]; then shmem_run 3 hoisted 60 $((16 << 20)); shmem_run 2 hoisted 60 $((16 << 20)); fi
 finish

@@ -18,6 +18,19 @@ struct plan {
   shoal_coll_gpu_cfg_t cfg;
 };
 
+/* Automatic tile (bytes per PE block -> bytes per tile, a multiple of 16): about nbytes / 64 up to one chunk (32 KiB),
+ * then nbytes / 512 up to 512 KiB, at least 4 KiB. Small calls get few blocks (each block's arrival and fences cost
+ * more than its bytes), large ones tiles of 128-512 KiB: 4 PEs on one H200 (2026-11-29 sweeps of tile x COMM_SMS,
+ * docs/gpu-collectives.md) ran within 2-8% of the best tile at every size from 64 KiB to 1 GiB per PE. */
+inline size_t auto_tile(size_t nbytes) {
+  size_t a = nbytes / 64, b = nbytes / 512;
+  if (a > 32768) a = 32768;
+  if (b > 524288) b = 524288;
+  size_t t = a > b ? a : b;
+  if (t < 4096) t = 4096;
+  return (t + 15) & ~(size_t)15;
+}
+
 /* Validate a call and choose kernel, grid and shared memory; 0 or -3 with the reason in err. */
 inline int make_plan(const shoal_coll_gpu_args_t *a, plan *pl, char *err, size_t errlen, int (*sm_count)(void)) {
   const char *bad = NULL;
@@ -58,24 +71,23 @@ inline int make_plan(const shoal_coll_gpu_args_t *a, plan *pl, char *err, size_t
   }
   pl->cfg.sms = sms;
   size_t tile = a->cfg.tile;
-  if (!tile) { /* about one tile per block, 512 B to one chunk (NT * VPT * 16 = 32 KiB) */
-    const size_t chunk = (size_t)SHOAL_COLL_GPU_THREADS * SHOAL_COLL_GPU_VPT * 16;
-    tile = (a->nbytes + sms - 1) / sms;
-    tile = (tile + 15) & ~(size_t)15;
-    if (tile < 512) tile = 512;
-    if (tile > chunk) tile = chunk;
-  }
+  const size_t chunk = (size_t)SHOAL_COLL_GPU_THREADS * SHOAL_COLL_GPU_VPT * 16; /* 32 KiB */
+  if (!tile) tile = auto_tile(a->nbytes);
   pl->cfg.tile = tile;
-  /* Pipelining: the byte path has none; AUTO is on (measurements: docs/gpu-collectives.md) except for alltoall with
-   * G >= 4, whose doubled G x VPT vectors spill on sm_90. */
+  const size_t ntiles = a->nbytes ? (a->nbytes + tile - 1) / tile : 0;
+  pl->grid = (unsigned)(ntiles < (size_t)sms ? (ntiles ? ntiles : 1) : (size_t)sms);
+  /* Pipelining (the byte path has none). AUTO: alltoall on (the next group's loads overlap this group's stores) unless
+   * G >= 4, whose doubled G x VPT vectors spill on sm_90; fcollect on only when a block has two chunks or more (with
+   * one there is nothing to overlap). Measured: docs/gpu-collectives.md. */
   int pipe = a->cfg.pipe;
-  if (!pipe) pipe = a->op == SHOAL_COLL_GPU_ALLTOALL && g >= 4 ? SHOAL_COLL_GPU_PIPE_OFF : SHOAL_COLL_GPU_PIPE_ON;
+  if (!pipe) {
+    if (a->op == SHOAL_COLL_GPU_ALLTOALL) pipe = g >= 4 ? SHOAL_COLL_GPU_PIPE_OFF : SHOAL_COLL_GPU_PIPE_ON;
+    else pipe = a->nbytes >= 2 * (size_t)pl->grid * chunk ? SHOAL_COLL_GPU_PIPE_ON : SHOAL_COLL_GPU_PIPE_OFF;
+  }
   if (pl->vec == 1) pipe = SHOAL_COLL_GPU_PIPE_OFF;
   pl->cfg.pipe = pipe;
   pl->pipe = pipe == SHOAL_COLL_GPU_PIPE_ON;
   pl->gpu_scope = a->cfg.scope == SHOAL_COLL_GPU_SCOPE_AUTO && a->one_gpu;
-  const size_t ntiles = a->nbytes ? (a->nbytes + tile - 1) / tile : 0;
-  pl->grid = (unsigned)(ntiles < (size_t)sms ? (ntiles ? ntiles : 1) : (size_t)sms);
   pl->shmem = (!pl->wclass && a->cfg.variant == SHOAL_COLL_GPU_HOISTED)
                   ? (size_t)w * sizeof(char *) * (a->op == SHOAL_COLL_GPU_ALLTOALL ? 2 : 1)
                   : 0;

@@ -72,16 +72,16 @@ int main(void) {
   EXPECT(shoal_coll_gpu_launch(&a, NULL, NULL, 0) == 0, "nbytes 0 is a no-op");
 
   /* kernel choice */
-  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096), "fcollect_hoisted_w4_g4_v16_pipe");
-  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 8, 4096), "fcollect_hoisted_w8_g8_v16_pipe");
+  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096), "fcollect_hoisted_w4_g4_v16");
+  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 8, 4096), "fcollect_hoisted_w8_g8_v16");
   expect_name(base_args(SHOAL_COLL_GPU_ALLTOALL, 8, 4096), "alltoall_hoisted_w8_g2_v16_pipe");
-  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 5, 4096), "fcollect_hoisted_wgen_g4_v16_pipe");
-  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 1, 4096), "fcollect_hoisted_wgen_g4_v16_pipe");
-  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 2, 4096); a.cfg.group = 8; expect_name(a, "fcollect_hoisted_w2_g2_v16_pipe");
+  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 5, 4096), "fcollect_hoisted_wgen_g4_v16");
+  expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 1, 4096), "fcollect_hoisted_wgen_g4_v16");
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 2, 4096); a.cfg.group = 8; expect_name(a, "fcollect_hoisted_w2_g2_v16");
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.variant = SHOAL_COLL_GPU_NAIVE; a.cfg.group = 1;
   expect_name(a, "alltoall_naive_w4_g1_v16_pipe");
-  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096); a.cfg.pipe = SHOAL_COLL_GPU_PIPE_OFF;
-  expect_name(a, "fcollect_hoisted_w4_g4_v16");
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096); a.cfg.pipe = SHOAL_COLL_GPU_PIPE_ON;
+  expect_name(a, "fcollect_hoisted_w4_g4_v16_pipe");
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.group = 4; /* auto: no pipelining (it would spill) */
   expect_name(a, "alltoall_hoisted_w4_g4_v16");
   a.cfg.pipe = SHOAL_COLL_GPU_PIPE_ON; expect_name(a, "alltoall_hoisted_w4_g4_v16_pipe");
@@ -94,14 +94,31 @@ int main(void) {
   shoal_coll_gpu_cfg_t c;
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 1 << 20); a.cfg.sms = 10;
   int grid = shoal_coll_gpu_resolve(&a, &c);
-  EXPECT(grid == 10 && c.tile == 32768 && c.sms == 10 && c.group == 4, "grid %d tile %zu sms %d G %d", grid, c.tile,
+  EXPECT(grid == 10 && c.tile == 16384 && c.sms == 10 && c.group == 4, "grid %d tile %zu sms %d G %d", grid, c.tile,
          c.sms, c.group);
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096);
   grid = shoal_coll_gpu_resolve(&a, &c);
-  EXPECT(grid == 8 && c.tile == 512, "4 KiB over 132 blocks: grid %d tile %zu", grid, c.tile);
+  EXPECT(grid == 1 && c.tile == 4096, "4 KiB: one 4 KiB tile: grid %d tile %zu", grid, c.tile);
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 100000);
   grid = shoal_coll_gpu_resolve(&a, &c);
-  EXPECT(grid == 131 && c.tile == 768, "100000 B over 132 blocks (131 tiles): grid %d tile %zu", grid, c.tile);
+  EXPECT(grid == 25 && c.tile == 4096, "100000 B in 4 KiB tiles: grid %d tile %zu", grid, c.tile);
+  /* automatic tile: nbytes / 64 up to 32 KiB, then nbytes / 512 up to 512 KiB */
+  const size_t sz[] = {(size_t)1 << 20, (size_t)4 << 20, (size_t)16 << 20, (size_t)64 << 20, (size_t)256 << 20,
+                       (size_t)1 << 30, (size_t)4 << 30};
+  const size_t want[] = {16384, 32768, 32768, 131072, 524288, 524288, 524288};
+  for (int i = 0; i < 7; i++) {
+    a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, sz[i]);
+    grid = shoal_coll_gpu_resolve(&a, &c);
+    EXPECT(c.tile == want[i] && grid == 132 - (i == 0) * 68 - (i == 1) * 4, "%zu B: tile %zu grid %d", sz[i], c.tile,
+           grid);
+  }
+  /* pipelining, automatic: fcollect only with two chunks per block or more; alltoall unless G >= 4 */
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, (size_t)4 << 20);
+  expect_name(a, "fcollect_hoisted_w4_g4_v16");
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, (size_t)16 << 20);
+  expect_name(a, "fcollect_hoisted_w4_g4_v16_pipe");
+  a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096);
+  expect_name(a, "alltoall_hoisted_w4_g2_v16_pipe");
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 1000); a.cfg.tile = 16;
   grid = shoal_coll_gpu_resolve(&a, &c);
   EXPECT(grid == 63 && c.tile == 16, "1000 B in 16 B tiles: grid %d", grid);
