@@ -1,6 +1,12 @@
 /* gpu.c - the GPU module over the ops table: backend choice, this PE's GPU, the device symmetric heap (one allocation
- * per PE, IPC handles exchanged with the bootstrap all-gather and opened by every PE of the node), its space entry
- * (host RMA through the copy engine), the device state of the device API, and the _on_stream routines.
+ * per PE, mapped by every PE of the node), its space entry (host RMA through the copy engine), the device state of the
+ * device API, and the _on_stream routines.
+ *
+ * Sharing the heap (SHOAL_GPU_HEAP_MAP): "vmm" (auto where the backend has it: CUDA's VMM API) allocates it with
+ * share_alloc, which gives a file descriptor; every PE sends its descriptor to the PEs of other processes over an
+ * abstract Unix datagram socket per PE (SCM_RIGHTS; the sender's pid checked against the bootstrap's with
+ * SCM_CREDENTIALS), and they map it with share_open. "ipc" exchanges the vendor's IPC handles through the bootstrap
+ * all-gather instead (cudaIpcOpenMemHandle / hipIpcOpenMemHandle).
  *
  * Device heap of every PE: [internal area: barrier flags, epoch, grid barrier, AMO scratch, peer table][user heap].
  * Offsets are the same on every PE; peers' heaps are mapped here through IPC, so that a device address of PE p's
@@ -8,8 +14,13 @@
 #include "gpu.h"
 #include "gpu/coll_gpu.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 shoal_gpu_kind_t shoal_gpu_kind = SHOAL_GPU_NONE;
@@ -33,13 +44,16 @@ static struct {
   size_t size;           /* internal + user bytes, the same on every PE */
   shoal_gpu_layout_t lay;
   char **peer;           /* [npes] peer's heap mapped here; peer[me] = base */
-  bool *opened;          /* [npes] peer[p] came from ipc_open (close it at the end) */
+  bool *opened;          /* [npes] peer[p] came from ipc_open / share_open (close it at the end) */
+  bool share;            /* the heap came from share_alloc (peers map it with share_open) */
+  int share_fd;          /* share: this heap's descriptor until sent to every peer, else -1 */
+  int sock;              /* share: this PE's abstract socket for the exchange, else -1 */
   shoal_alloc_t alloc;   /* user heap, offsets from user_base */
   char *user_base;
   void *stream;          /* the runtime's own non-blocking stream */
   pthread_mutex_t lock;  /* AMO scratch */
   shmemx_device_state_t st;
-} G = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .share_fd = -1, .sock = -1};
 
 /* ---- pure helpers ---- */
 long shoal_gpu_coresident_limit(int blocks_per_sm, int sms, int pes_per_gpu) {
@@ -73,6 +87,7 @@ shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out) {
 #define BUSID_LEN 16 /* "dddd:bb:dd.f" and its NUL (runtime/topo.h SHOAL_TOPO_BUSID_LEN) */
 typedef struct gpu_hello {
   int32_t ok, dev;
+  int32_t share, pad_; /* share: heap from share_alloc, its descriptor comes over the PE's socket */
   int64_t pid;
   uint64_t size, base;
   char busid[BUSID_LEN];
@@ -93,7 +108,119 @@ static int pick_device(int ndev) {
   return dev;
 }
 
-/* Device, allocation, zeroed internal area, IPC handle. On failure everything local is released. */
+/* ---- sharing the heap through file descriptors ---- */
+/* Abstract socket address of PE rank of this job (named by oshrun's pid: unique among the jobs of a node). */
+static socklen_t share_addr(int rank, struct sockaddr_un *a) {
+  memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  int l = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "shoal-gpu-%ld-%d", (long)shoal_g.boot.launcher, rank);
+  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)l);
+}
+
+static shoal_status_t share_bind(void) {
+  struct sockaddr_un a;
+  socklen_t al = share_addr(shoal_g.me, &a);
+  int one = 1;
+  G.sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (G.sock < 0 || setsockopt(G.sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) ||
+      bind(G.sock, (struct sockaddr *)&a, al)) {
+    shoal_warn("shmem_init: device heap: socket @%s: %s", a.sun_path + 1, strerror(errno));
+    if (G.sock >= 0) close(G.sock);
+    G.sock = -1;
+    return SHOAL_ERR;
+  }
+  return SHOAL_OK;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* Send this heap's descriptor to every PE of another process and receive theirs into fds[p] (-1 for PEs of this
+ * process). Non-blocking with a poll loop: a datagram queue holds few messages (net.unix.max_dgram_qlen), so sends
+ * that find it full are retried while this PE drains its own. Collective over the PEs of other processes. */
+static shoal_status_t share_exchange(const gpu_hello_t *all, const gpu_hello_t *mine, int *fds) {
+  int n = shoal_g.npes, me = shoal_g.me, want = 0, got = 0, left = 0;
+  bool *sent = calloc((size_t)n, sizeof *sent);
+  if (!sent) return SHOAL_ERR_NOMEM;
+  for (int p = 0; p < n; p++) {
+    fds[p] = -1;
+    sent[p] = p == me || all[p].pid == mine->pid;
+    want += !sent[p];
+  }
+  left = want;
+  const double deadline = now_s() + 60;
+  shoal_status_t rc = SHOAL_OK;
+  while (!rc && (left || got < want)) {
+    for (int p = 0; p < n; p++) {
+      if (sent[p]) continue;
+      struct sockaddr_un a;
+      socklen_t al = share_addr(p, &a);
+      int32_t from = me;
+      struct iovec iov = {&from, sizeof from};
+      union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } ctl;
+      memset(&ctl, 0, sizeof ctl);
+      struct msghdr m = {.msg_name = &a, .msg_namelen = al, .msg_iov = &iov, .msg_iovlen = 1,
+                         .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
+      struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+      c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
+      memcpy(CMSG_DATA(c), &G.share_fd, sizeof(int));
+      if (sendmsg(G.sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
+        sent[p] = true;
+        left--;
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        shoal_warn("shmem_init: device heap: sending its descriptor to PE %d: %s", p, strerror(errno));
+        rc = SHOAL_ERR;
+      }
+    }
+    for (;;) { /* drain what has arrived */
+      int32_t from = -1;
+      struct iovec iov = {&from, sizeof from};
+      union { char b[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))]; struct cmsghdr align; } ctl;
+      struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
+      ssize_t r = recvmsg(G.sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      if (r < 0) break;
+      int fd = -1;
+      pid_t pid = -1;
+      for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+          struct ucred u;
+          memcpy(&u, CMSG_DATA(c), sizeof u);
+          pid = u.pid;
+        }
+      }
+      /* only a PE of this job, each once: anything else (another local process writing to the socket) is dropped */
+      if (r != (ssize_t)sizeof from || from < 0 || from >= n || fd < 0 || pid != (pid_t)all[from].pid ||
+          fds[from] >= 0 || from == me || all[from].pid == mine->pid) {
+        SHOAL_DEBUG(SHOAL_SUB_GPU, "device heap: dropped a message on the exchange socket (from %d, pid %d)",
+                    (int)from, (int)pid);
+        if (fd >= 0) close(fd);
+        continue;
+      }
+      fds[from] = fd;
+      got++;
+    }
+    if (!rc && (left || got < want)) {
+      if (now_s() > deadline) {
+        int p = 0;
+        while (p < n && (sent[p] && (fds[p] >= 0 || p == me || all[p].pid == mine->pid))) p++;
+        shoal_warn("shmem_init: device heap: descriptor exchange with PE %d did not finish in 60 s", p < n ? p : -1);
+        rc = SHOAL_ERR;
+      } else {
+        struct pollfd pf = {.fd = G.sock, .events = POLLIN};
+        poll(&pf, 1, 1);
+      }
+    }
+  }
+  free(sent);
+  return rc;
+}
+
+/* Device, allocation, zeroed internal area, IPC handle or shared descriptor. On failure everything local is
+ * released. */
 static shoal_status_t local_setup(gpu_hello_t *h) {
   const shoal_gpu_ops_t *o = &shoal_gpu_ops;
   size_t chunk = (size_t)2 << 20, user = (shoal_env.device_symmetric_size + chunk - 1) / chunk * chunk;
@@ -103,12 +230,23 @@ static shoal_status_t local_setup(gpu_hello_t *h) {
       o->device_busid(G.dev, h->busid, sizeof h->busid) || o->stream_create(&G.stream))
     return SHOAL_ERR;
   G.size = G.lay.total + user;
-  if (o->mem_alloc(&p, G.size)) {
+  shoal_status_t rc = SHOAL_ERR_NOSYS;
+  if (strcmp(shoal_env.gpu_heap_map, "ipc")) {
+    rc = o->share_alloc(&p, G.size, &G.share_fd);
+    if (rc == SHOAL_ERR_NOSYS && !strcmp(shoal_env.gpu_heap_map, "vmm"))
+      shoal_warn("shmem_init: SHOAL_GPU_HEAP_MAP=vmm: the %s backend cannot (old driver?): device heap shared by IPC "
+                 "handles", o->name);
+    G.share = rc == SHOAL_OK;
+  }
+  if (rc == SHOAL_ERR_NOSYS) rc = o->mem_alloc(&p, G.size);
+  if (rc) {
     shoal_warn("shmem_init: cannot allocate the %zu-byte device symmetric heap (SHOAL_DEVICE_SYMMETRIC_SIZE) on "
                "device %d", G.size, G.dev);
     goto fail_stream;
   }
-  if (o->memset(p, 0, G.lay.total, G.stream) || o->stream_sync(G.stream) || o->ipc_get(p, &h->ipc)) goto fail_mem;
+  if (o->memset(p, 0, G.lay.total, G.stream) || o->stream_sync(G.stream)) goto fail_mem;
+  if (G.share ? shoal_g.npes > 1 && share_bind() : o->ipc_get(p, &h->ipc) != SHOAL_OK) goto fail_mem;
+  h->share = G.share;
   G.base = p;
   h->ok = 1;
   h->dev = G.dev;
@@ -117,18 +255,39 @@ static shoal_status_t local_setup(gpu_hello_t *h) {
   h->base = (uintptr_t)p;
   return SHOAL_OK;
 fail_mem:
-  o->mem_free(p);
+  if (G.share) {
+    o->share_free(p, G.size);
+    if (G.share_fd >= 0) close(G.share_fd);
+    G.share_fd = -1;
+    G.share = false;
+  } else {
+    o->mem_free(p);
+  }
 fail_stream:
   o->stream_destroy(G.stream);
   G.stream = NULL;
   return SHOAL_ERR;
 }
 
+/* Unmap peer p's heap. */
+static void peer_close(int p) {
+  if (!G.opened[p]) return;
+  if (G.share) shoal_gpu_ops.share_close(G.peer[p], G.size);
+  else shoal_gpu_ops.ipc_close(G.peer[p]);
+  G.opened[p] = false;
+}
+
 static void local_release(void) {
   if (G.peer)
-    for (int p = 0; p < shoal_g.npes; p++)
-      if (G.opened[p]) shoal_gpu_ops.ipc_close(G.peer[p]);
-  if (G.base) shoal_gpu_ops.mem_free(G.base);
+    for (int p = 0; p < shoal_g.npes; p++) peer_close(p);
+  if (G.base) {
+    if (G.share) shoal_gpu_ops.share_free(G.base, G.size);
+    else shoal_gpu_ops.mem_free(G.base);
+  }
+  if (G.share_fd >= 0) close(G.share_fd);
+  if (G.sock >= 0) close(G.sock);
+  G.share_fd = G.sock = -1;
+  G.share = false;
   if (G.stream) shoal_gpu_ops.stream_destroy(G.stream);
   free(G.peer);
   free(G.opened);
@@ -222,22 +381,31 @@ shoal_status_t shoal_gpu_init(void) {
     return SHOAL_ERR_IO;
   }
   bool every = true;
-  for (int p = 0; p < n; p++) every = every && all[p].ok && all[p].size == mine.size;
+  for (int p = 0; p < n; p++) every = every && all[p].ok && all[p].size == mine.size && all[p].share == mine.share;
   if (every) { /* map every peer's heap: IPC from another process; our own (or a same-process PE's) directly */
     bool ok = (G.peer = calloc((size_t)n, sizeof *G.peer)) && (G.opened = calloc((size_t)n, sizeof *G.opened));
+    int *fds = ok && G.share ? calloc((size_t)n, sizeof *fds) : NULL;
+    if (ok && G.share && (!fds || share_exchange(all, &mine, fds))) ok = false;
     for (int p = 0; ok && p < n; p++) {
       void *q = NULL;
       if (all[p].pid == mine.pid) {
         G.peer[p] = (char *)(uintptr_t)all[p].base;
-      } else if (shoal_gpu_ops.ipc_open(&all[p].ipc, &q) == SHOAL_OK) {
+      } else if ((G.share ? shoal_gpu_ops.share_open(fds[p], G.size, &q)
+                          : shoal_gpu_ops.ipc_open(&all[p].ipc, &q)) == SHOAL_OK) {
         G.peer[p] = q;
         G.opened[p] = true;
       } else {
-        shoal_warn("shmem_init: cannot map PE %d's device heap (device %d, %s) through IPC", p, all[p].dev,
-                   all[p].busid);
+        shoal_warn("shmem_init: cannot map PE %d's device heap (device %d, %s) through %s", p, all[p].dev,
+                   all[p].busid, G.share ? "its shared descriptor" : "IPC");
         ok = false;
       }
     }
+    for (int p = 0; fds && p < n; p++)
+      if (fds[p] >= 0) close(fds[p]);
+    free(fds);
+    if (G.share_fd >= 0) close(G.share_fd); /* every peer has its own copy now */
+    if (G.sock >= 0) close(G.sock);
+    G.share_fd = G.sock = -1;
     if (ok && state_setup(all)) ok = false;
     every = all_agree(ok);
   }
@@ -269,8 +437,9 @@ shoal_status_t shoal_gpu_init(void) {
     printf("shoal: GPU backend %s: %d device(s), device heap %zu bytes per PE, %d PE(s) per GPU\n",
            shoal_gpu_ops.name, G.ndev, G.size - G.lay.total, G.st.pes_per_gpu);
   fflush(stdout);
-  SHOAL_DEBUG(SHOAL_SUB_GPU, "%s device %d (%s, %d SMs): device heap %p, %zu bytes, %d PEs share this GPU",
-              shoal_gpu_ops.name, G.dev, mine.busid, G.sms, (void *)G.base, G.size, G.st.pes_per_gpu);
+  SHOAL_DEBUG(SHOAL_SUB_GPU, "%s device %d (%s, %d SMs): device heap %p, %zu bytes, %d PEs share this GPU, mapped by "
+              "peers through %s", shoal_gpu_ops.name, G.dev, mine.busid, G.sms, (void *)G.base, G.size,
+              G.st.pes_per_gpu, G.share ? "shared descriptors (VMM)" : "IPC handles");
   return SHOAL_OK;
 }
 
@@ -278,9 +447,7 @@ void shoal_gpu_fini(void) {
   if (!G.ready) return;
   shoal_coll_gpu_fini(); /* issue 6 */
   shoal_gpu_ops.device_sync(); /* no kernel of this process still uses a heap */
-  for (int p = 0; p < shoal_g.npes; p++)
-    if (G.opened[p]) shoal_gpu_ops.ipc_close(G.peer[p]);
-  memset(G.opened, 0, (size_t)shoal_g.npes * sizeof *G.opened);
+  for (int p = 0; p < shoal_g.npes; p++) peer_close(p);
   shoal_boot_barrier(&shoal_g.boot); /* every mapping of our heap is gone before it is freed */
   local_release();
   shoal_alloc_fini(&G.alloc);

@@ -34,6 +34,12 @@ typedef enum {
   X(ipc_get, (void *p, shoal_gpu_ipc_t *h))                                                                            \
   X(ipc_open, (const shoal_gpu_ipc_t *h, void **p))     /* another process's allocation, same or peer device */       \
   X(ipc_close, (void *p))                                                                                              \
+  /* Memory shared through a file descriptor (CUDA: the driver's VMM API, cuMemCreate with a POSIX fd handle): peers   \
+   * map it with share_open. n is rounded up inside to the backend's granularity, the same way in every call. */      \
+  X(share_alloc, (void **p, size_t n, int *fd))         /* *fd: a new descriptor for peers (close it when sent) */    \
+  X(share_open, (int fd, size_t n, void **p))           /* map a peer's share_alloc memory; fd may be closed after */ \
+  X(share_close, (void *p, size_t n))                   /* unmap a share_open mapping */                              \
+  X(share_free, (void *p, size_t n))                    /* release share_alloc memory (after every peer unmapped) */  \
   X(memcpy, (void *dst, const void *src, size_t n, void *stream))   /* any direction, enqueued on stream */          \
   X(memset, (void *p, int v, size_t n, void *stream))                                                                  \
   X(stream_create, (void **s))                          /* non-blocking: never waits for the default stream */        \

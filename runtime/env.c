@@ -53,6 +53,9 @@ static const env_var_t env_table[] = {
    "GPU fcollect/alltoall: bytes per tile"},
   {"SHOAL_COLL_GPU_SYNC", ENV_ENUM, "auto", F(coll_gpu_sync), "auto|device|host",
    "GPU fcollect/alltoall completion: device flags in the kernel, or host barrier (auto: device under MPS or one PE per GPU)"},
+  {"SHOAL_GPU_HEAP_MAP", ENV_ENUM, "auto", F(gpu_heap_map), "auto|vmm|ipc",
+   "how PEs map each other's device heap: vmm (CUDA VMM API, descriptors over Unix sockets) or ipc (cudaIpc/hipIpc "
+   "handles); auto: vmm where the backend has it"},
   {"SHOAL_COLL_GPU_PIPE", ENV_ENUM, "auto", F(coll_gpu_pipe), "auto|on|off",
    "GPU fcollect/alltoall: issue the next loads before the stores (auto: on, except alltoall with G >= 4)"},
   {"SHOAL_COLL_GPU_SCOPE", ENV_ENUM, "auto", F(coll_gpu_scope), "auto|sys",

@@ -74,6 +74,7 @@ typedef struct shoal_env {
   size_t coll_gpu_tile;    /* SHOAL_COLL_GPU_TILE: bytes, 0 = auto */
   char coll_gpu_sync[8];   /* SHOAL_COLL_GPU_SYNC: auto | device | host */
   char coll_gpu_pipe[8];   /* SHOAL_COLL_GPU_PIPE: auto | on | off */
+  char gpu_heap_map[8];    /* SHOAL_GPU_HEAP_MAP: auto | vmm | ipc */
   char coll_gpu_scope[8];  /* SHOAL_COLL_GPU_SCOPE: auto | sys */
 } shoal_env_t;
 extern shoal_env_t shoal_env;

@@ -150,9 +150,17 @@ finish() {
 }
 
 # step NAME LIMIT CMD...: run CMD with a time limit (cut to the budget left), output in $LOG/NAME.log
+# GPU_COLL_FROM=NAME: skip the steps before the one called NAME (the tail of a run cut by the budget, in a second
+# call; the NVSHMEM build always runs).
+from=${GPU_COLL_FROM:-}
 step() {
   local name=$1 limit=$2
   shift 2
+  if [ -n "$from" ] && [ "$name" != "$from" ] && [ "${name#nvshmem-build}" = "$name" ]; then
+    note "SKIP $name (before $from)"
+    return 0
+  fi
+  [ "$name" = "$from" ] && from=
   local l
   l=$(left)
   if ((l < 15)); then
@@ -218,6 +226,13 @@ mps_start() {
   note "MPS: $mps"
   [ "$mps" = yes ] || unset CUDA_MPS_PIPE_DIRECTORY
 }
+# The full run on one GPU: first the runtime's GPU tests (device put/get/AMO/signal, barrier, host RMA into device
+# memory, bad input; the device heap mapped by every PE), which run their own MPS daemon, so before ours.
+if ((!multi && !quick && !tune)) && [ -x "$B/gt/runtime/oshrun" ]; then
+  step gpu-tests 150 env GPU_TESTS_PES="2 3 4" GPU_TESTS_DEADLINE=120 GPU_TESTS_BENCH_TIMEOUT=20 \
+    bash "$here/scripts/gpu-tests.sh" "$B/gt"
+  grep -E '^gpu-tests: (FAIL|[0-9]+ passed)|^gpu-tests: MPS' "$LOG/gpu-tests.log" >>"$summary"
+fi
 ((multi)) || mps_start
 export NVSHMEM_DISABLE_NVLS=1 # no NVLink multicast
 
@@ -367,6 +382,17 @@ if ((tune)); then
     # before / after: naive and hoisted, with and without pipelining, interleaved, median of 5
     step bench-w4-nh 120 "$BENCH" -W 4 --procs --variants naive,hoisted --pipe 1,2 --repeat 5 \
       --min 4K --max 1G --factor 4 --csv "$CSV" --label nh
+  elif [ "${GPU_COLL_TUNE}" = 3 ]; then # third round: peer heaps mapped by cudaIpc against the driver VMM API (CW_ALLOC=vmm)
+    step harness-procs-w4-vmm 40 env CW_ALLOC=vmm "$H" -W 4 --procs --quick --seed "$seed"
+    for r in 1 2; do
+      step bench-w4-ipc$r 60 env CW_ALLOC=ipc "$BENCH" -W 4 --procs --ceiling --variants hoisted --min 16M --max 1G --factor 4 \
+        --csv "$CSV" --label ipc
+      step bench-w4-vmm$r 60 env CW_ALLOC=vmm "$BENCH" -W 4 --procs --ceiling --variants hoisted --min 16M --max 1G \
+        --factor 4 --csv "$CSV" --label vmm
+    done
+    step bench-w8-ipc 50 env CW_ALLOC=ipc "$BENCH" -W 8 --procs --variants hoisted --min 64M --max 512M --factor 2 --csv "$CSV" --label ipc
+    step bench-w8-vmm 50 env CW_ALLOC=vmm "$BENCH" -W 8 --procs --variants hoisted --min 64M --max 512M --factor 2 \
+      --csv "$CSV" --label vmm
   else # second round: grid x tile x pipelining x G for the automatic choices; where fcollect's large calls lose
     step bench-w4-small2 90 "$BENCH" -W 4 --procs --variants hoisted --sms 16,33,66,132 --tile 4K,8K,16K,32K \
       --pipe 1,2 --min 64K --max 4M --factor 4 --csv "$CSV" --label small2
@@ -420,6 +446,9 @@ step bench-w4 150 "$BENCH" -W 4 --procs --ceiling --before --repeat 3 --min 4K -
   --label default
 nvshmem_build
 nvshmem_run 4
+# the peer heaps mapped by cudaIpc handles instead of the VMM API (SHOAL_GPU_HEAP_MAP=ipc), same settings
+step bench-w4-ipc 80 env CW_ALLOC=ipc "$BENCH" -W 4 --procs --ceiling --variants hoisted --before --repeat 2 \
+  --min 4K --max 1G --factor 4 --csv "$CSV" --label ipc
 gloo_run 4
 gloo_run 8
 gloo_run 4 naive

@@ -1,5 +1,6 @@
 /* gpu_fake.c - the host side of the GPU module (gpu.c) on any machine: a fake backend whose "device memory" is a
- * memfd mapped by every PE (IPC handle = pid and descriptor), copies are memcpy and AMOs host atomics. It checks
+ * memfd mapped by every PE (IPC handle = pid and descriptor, or the descriptor itself sent over gpu.c's sockets: the
+ * share_* slots, SHOAL_GPU_HEAP_MAP=vmm, the default), copies are memcpy and AMOs host atomics. It checks
  * what the real backends rely on: the device heap exchange and peer table (state deltas reach each peer's heap),
  * allocation routing (SHMEMX_MALLOC_DEVICE, SHOAL_HEAP=device), exhaustion, host RMA through the space's put/get
  * (contiguous, strided, typed), the _on_stream forms, the barrier fallback, host AMOs, calloc/realloc/free. */
@@ -69,6 +70,21 @@ static shoal_status_t f_ipc_open(const shoal_gpu_ipc_t *h, void **p) {
   return SHOAL_OK;
 }
 static shoal_status_t f_ipc_close(void *p) { return f_free(p); }
+static int share_allocs; /* share_alloc calls: the test checks which path gpu.c took */
+static shoal_status_t f_share_alloc(void **p, size_t n, int *fd) {
+  if (f_alloc(p, n)) return SHOAL_ERR;
+  *fd = dup(maps[find(*p)].fd);
+  share_allocs++;
+  return *fd < 0 ? SHOAL_ERR : SHOAL_OK;
+}
+static shoal_status_t f_share_open(int fd, size_t n, void **p) {
+  void *q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (q == MAP_FAILED) return SHOAL_ERR;
+  track(q, n, -1);
+  *p = q;
+  return SHOAL_OK;
+}
+static shoal_status_t f_share_close(void *p, size_t n) { return f_free(p); }
 static shoal_status_t f_memcpy(void *d, const void *s, size_t n, void *st) { return memcpy(d, s, n), SHOAL_OK; }
 static shoal_status_t f_memset(void *p, int v, size_t n, void *st) { return memset(p, v, n), SHOAL_OK; }
 static shoal_status_t f_stream_create(void **s) { return *s = (void *)1, SHOAL_OK; }
@@ -101,7 +117,8 @@ static shoal_status_t f_amo(void *t, int op, size_t size, uint64_t v, uint64_t c
 static const shoal_gpu_ops_t fake = {
   .size = sizeof(shoal_gpu_ops_t), .name = "fake", .device_count = f_count, .device_busid = f_busid,
   .set_device = f_set, .sm_count = f_sms, .mem_alloc = f_alloc, .mem_free = f_free, .ipc_get = f_ipc_get,
-  .ipc_open = f_ipc_open, .ipc_close = f_ipc_close, .memcpy = f_memcpy, .memset = f_memset,
+  .ipc_open = f_ipc_open, .ipc_close = f_ipc_close, .share_alloc = f_share_alloc, .share_open = f_share_open,
+  .share_close = f_share_close, .share_free = f_share_close, .memcpy = f_memcpy, .memset = f_memset,
   .stream_create = f_stream_create, .stream_destroy = f_ok1, .stream_sync = f_ok1, .device_sync = f_ok0,
   .amo = f_amo,
 };
@@ -128,6 +145,9 @@ int main(int argc, char **argv) {
   const char *hk = getenv("SHOAL_HEAP");
   bool dev_default = hk && !strcmp(hk, "device");
   CHECK(shmemx_gpu_available() == 1, "fake GPU not in use");
+  const char *hm = getenv("SHOAL_GPU_HEAP_MAP");
+  const int want_share = !(hm && !strcmp(hm, "ipc")); /* auto and vmm: the descriptor path */
+  CHECK(share_allocs == want_share, "SHOAL_GPU_HEAP_MAP=%s: %d share_alloc calls", hm ? hm : "(unset)", share_allocs);
   size_t total, largest;
   shmemx_device_heap_info(&total, &largest);
   CHECK(total == (size_t)16 << 20 && largest == total, "heap %zu / %zu", total, largest);

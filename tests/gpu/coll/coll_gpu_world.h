@@ -2,8 +2,12 @@
  * coll_gpu_world.h - W PEs on the GPU(s) of one host for the collective harness and benchmark, without the runtime:
  *   threads mode: one process, W host threads, each PE with its own heap (cudaMalloc) and stream;
  *   procs mode:   W forked processes (each its own CUDA context: under MPS their kernels run concurrently), heaps
- *                 exported with cudaIpcGetMemHandle and mapped by every peer with cudaIpcOpenMemHandle, as the runtime's
- *                 device heap is.
+ *                 made with the driver's virtual memory management API (cuMemCreate, exported as a POSIX file
+ *                 descriptor passed to the peers over abstract Unix sockets, cuMemImportFromShareableHandle + cuMemMap
+ *                 in every peer), as the runtime's device heap is by default (SHOAL_GPU_HEAP_MAP=auto) and as NVSHMEM
+ *                 maps its heap; driver entry points through cudaGetDriverEntryPointByVersion (no -lcuda).
+ *                 CW_ALLOC=ipc (and HIP): cudaMalloc heaps exported with cudaIpcGetMemHandle and mapped with
+ *                 cudaIpcOpenMemHandle (SHOAL_GPU_HEAP_MAP=ipc).
  * Every PE gets the table of peer heap bases in its own address space (device memory), a zeroed flag area at offset 0
  * of its heap, a zeroed shoal_coll_gpu_sync_t and a stream. cw_barrier is a host barrier over the PEs (shared memory).
  */
@@ -16,6 +20,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +62,8 @@ struct cw_pe {
   char **table = nullptr;    /* device [W] */
   shoal_coll_gpu_sync_t *sync = nullptr;
   API(Stream_t) s;
+  bool pool = false; /* procs mode unless CW_ALLOC=ipc: heaps made and mapped with the driver's VMM API */
+  size_t map_bytes = 0; /* vmm: mapped size (heap_bytes rounded up to the granularity) */
 };
 
 static inline void cw_barrier(cw_pe &pe) {
@@ -69,6 +77,114 @@ static inline void cw_barrier(cw_pe &pe) {
   }
 }
 
+#if !defined(__HIPCC__) && !defined(__HIP_PLATFORM_AMD__)
+#define CW_HAVE_POOL 1
+#include <cuda.h>
+struct cw_vmm_fns {
+  decltype(&cuMemCreate) create;
+  decltype(&cuMemGetAllocationGranularity) gran;
+  decltype(&cuMemExportToShareableHandle) exp;
+  decltype(&cuMemImportFromShareableHandle) imp;
+  decltype(&cuMemAddressReserve) reserve;
+  decltype(&cuMemMap) map;
+  decltype(&cuMemSetAccess) access;
+  decltype(&cuMemUnmap) unmap;
+  decltype(&cuMemRelease) release;
+  decltype(&cuMemAddressFree) addr_free;
+};
+static inline cw_vmm_fns cw_vmm(void) {
+  cw_vmm_fns f;
+  auto get = [](const char *name, void **fn) {
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion(name, fn, CUDART_VERSION, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      fprintf(stderr, "cw: driver entry point %s not found\n", name);
+      exit(1);
+    }
+  };
+  get("cuMemCreate", (void **)&f.create);
+  get("cuMemGetAllocationGranularity", (void **)&f.gran);
+  get("cuMemExportToShareableHandle", (void **)&f.exp);
+  get("cuMemImportFromShareableHandle", (void **)&f.imp);
+  get("cuMemAddressReserve", (void **)&f.reserve);
+  get("cuMemMap", (void **)&f.map);
+  get("cuMemSetAccess", (void **)&f.access);
+  get("cuMemUnmap", (void **)&f.unmap);
+  get("cuMemRelease", (void **)&f.release);
+  get("cuMemAddressFree", (void **)&f.addr_free);
+  return f;
+}
+#define CU_CK(call)                                                                                                    \
+  do {                                                                                                                 \
+    CUresult r_ = (call);                                                                                              \
+    if (r_ != CUDA_SUCCESS) {                                                                                          \
+      fprintf(stderr, "%s:%d: %s failed: CUresult %d\n", __FILE__, __LINE__, #call, (int)r_);                          \
+      exit(1);                                                                                                         \
+    }                                                                                                                  \
+  } while (0)
+/* Map handle h (size bytes) at a new address with read-write access for device dev. */
+static inline char *cw_vmm_map(const cw_vmm_fns &f, CUmemGenericAllocationHandle h, size_t size, int dev) {
+  CUdeviceptr a = 0;
+  CU_CK(f.reserve(&a, size, 0, 0, 0));
+  CU_CK(f.map(a, size, 0, h, 0));
+  CUmemAccessDesc d;
+  memset(&d, 0, sizeof d);
+  d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  d.location.id = dev;
+  d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CU_CK(f.access(a, size, &d, 1));
+  return (char *)a;
+}
+/* Abstract Unix socket of PE q of this job (the PEs are children of one process). */
+static inline socklen_t cw_sock_addr(int q, struct sockaddr_un *a) {
+  memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  const int l = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "shoal-cw-%d-%d", (int)getppid(), q);
+  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l);
+}
+/* Send fd to every peer and receive theirs (fds[q]; fds[me] = fd). Datagrams with SCM_RIGHTS; sock bound before a
+ * barrier, so every peer's socket exists when the sends start. */
+static inline void cw_swap_fds(cw_pe &pe, int sock, int fd, std::vector<int> &fds) {
+  fds.assign(pe.W, -1);
+  fds[pe.me] = fd;
+  for (int q = 0; q < pe.W; q++) {
+    if (q == pe.me) continue;
+    struct sockaddr_un a;
+    const socklen_t al = cw_sock_addr(q, &a);
+    int me = pe.me;
+    struct iovec iov = {&me, sizeof me};
+    char ctl[CMSG_SPACE(sizeof(int))];
+    memset(ctl, 0, sizeof ctl);
+    struct msghdr m;
+    memset(&m, 0, sizeof m);
+    m.msg_name = &a, m.msg_namelen = al, m.msg_iov = &iov, m.msg_iovlen = 1, m.msg_control = ctl;
+    m.msg_controllen = sizeof ctl;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    if (sendmsg(sock, &m, 0) < 0) {
+      fprintf(stderr, "cw: PE %d: sendmsg to PE %d: %s\n", pe.me, q, strerror(errno));
+      exit(1);
+    }
+  }
+  for (int k = 0; k < pe.W - 1; k++) {
+    int from = -1;
+    struct iovec iov = {&from, sizeof from};
+    char ctl[CMSG_SPACE(sizeof(int))];
+    struct msghdr m;
+    memset(&m, 0, sizeof m);
+    m.msg_iov = &iov, m.msg_iovlen = 1, m.msg_control = ctl, m.msg_controllen = sizeof ctl;
+    struct cmsghdr *c;
+    if (recvmsg(sock, &m, 0) < 0 || !(c = CMSG_FIRSTHDR(&m)) || c->cmsg_type != SCM_RIGHTS || from < 0 ||
+        from >= pe.W) {
+      fprintf(stderr, "cw: PE %d: no file descriptor received: %s\n", pe.me, strerror(errno));
+      exit(1);
+    }
+    memcpy(&fds[from], CMSG_DATA(c), sizeof(int));
+  }
+}
+#endif
+
 /* Allocate and exchange this PE's heap (collective over the PEs). */
 static inline void cw_setup(cw_pe &pe, size_t heap_bytes) {
   int ndev = 0;
@@ -78,12 +194,46 @@ static inline void cw_setup(cw_pe &pe, size_t heap_bytes) {
     fprintf(stderr, "cw_setup: %d PE(s) as %s on %d GPU(s); MPS (driver's answer, -1 unknown): %d\n", pe.W,
             pe.procs ? "processes" : "threads", ndev, shoal_coll_gpu_mps_enabled());
   pe.heap_bytes = heap_bytes;
-  CK(API(Malloc)((void **)&pe.heap, heap_bytes));
+  const char *alloc = getenv("CW_ALLOC");
+  pe.pool = pe.procs && !(alloc && !strcmp(alloc, "ipc"));
+#ifndef CW_HAVE_POOL
+  pe.pool = false;
+#endif
+#ifdef CW_HAVE_POOL
+  cw_vmm_fns vf;
+  CUmemGenericAllocationHandle vh = 0;
+  CUmemAllocationProp vp;
+  int sock = -1;
+  if (pe.pool) {
+    CK(cudaFree(0)); /* the primary context, current */
+    vf = cw_vmm();
+    memset(&vp, 0, sizeof vp);
+    vp.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    vp.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    vp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    vp.location.id = pe.me % ndev;
+    size_t g = 0;
+    CU_CK(vf.gran(&g, &vp, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    pe.map_bytes = (heap_bytes + g - 1) / g * g;
+    CU_CK(vf.create(&vh, pe.map_bytes, &vp, 0));
+    pe.heap = cw_vmm_map(vf, vh, pe.map_bytes, pe.me % ndev);
+    sock = socket(AF_UNIX, SOCK_DGRAM, 0);
+    struct sockaddr_un a;
+    const socklen_t al = cw_sock_addr(pe.me, &a);
+    if (sock < 0 || bind(sock, (struct sockaddr *)&a, al) < 0) {
+      fprintf(stderr, "cw: PE %d: socket: %s\n", pe.me, strerror(errno));
+      exit(1);
+    }
+  } else
+#endif
+    CK(API(Malloc)((void **)&pe.heap, heap_bytes));
   CK(API(Memset)(pe.heap, 0, CW_FLAG_AREA));
   CK(API(Malloc)((void **)&pe.sync, sizeof(shoal_coll_gpu_sync_t)));
   CK(API(Memset)(pe.sync, 0, sizeof(shoal_coll_gpu_sync_t)));
   CK(API(StreamCreateWithFlags)(&pe.s, API(StreamNonBlocking)));
-  if (pe.procs) {
+  if (pe.pool) {
+    /* the handle travels as a file descriptor below */
+  } else if (pe.procs) {
     API(IpcMemHandle_t) h;
     CK(API(IpcGetMemHandle)(&h, pe.heap));
     memcpy(pe.sh->ipc[pe.me], &h, sizeof h);
@@ -93,7 +243,29 @@ static inline void cw_setup(cw_pe &pe, size_t heap_bytes) {
   CK(API(DeviceSynchronize)());
   cw_barrier(pe);
   pe.bases.assign(pe.W, nullptr);
-  for (int q = 0; q < pe.W; q++) {
+#ifdef CW_HAVE_POOL
+  if (pe.pool) {
+    int fd = -1;
+    CU_CK(vf.exp(&fd, vh, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    std::vector<int> fds;
+    cw_swap_fds(pe, sock, fd, fds);
+    close(sock);
+    for (int q = 0; q < pe.W; q++) {
+      if (q == pe.me) {
+        pe.bases[q] = pe.heap;
+        continue;
+      }
+      CUmemGenericAllocationHandle ih = 0;
+      CU_CK(vf.imp(&ih, (void *)(uintptr_t)fds[q], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+      pe.bases[q] = cw_vmm_map(vf, ih, pe.map_bytes, pe.me % ndev); /* every PE maps the same size */
+      CU_CK(vf.release(ih)); /* the mapping keeps the memory */
+      close(fds[q]);
+    }
+    close(fd);
+    CU_CK(vf.release(vh));
+  }
+#endif
+  for (int q = 0; q < pe.W && !pe.pool; q++) {
     if (q == pe.me || !pe.procs) {
       pe.bases[q] = q == pe.me ? pe.heap : pe.sh->ptr[q];
       continue;
@@ -113,11 +285,28 @@ static inline void cw_teardown(cw_pe &pe) {
   CK(API(DeviceSynchronize)());
   cw_barrier(pe); /* no peer still writes into our heap */
   for (int q = 0; q < pe.W; q++)
-    if (pe.procs && q != pe.me) CK(API(IpcCloseMemHandle)(pe.bases[q]));
+    if (pe.procs && q != pe.me) {
+#ifdef CW_HAVE_POOL
+      if (pe.pool) {
+        cw_vmm_fns f = cw_vmm();
+        CU_CK(f.unmap((CUdeviceptr)pe.bases[q], pe.map_bytes));
+        CU_CK(f.addr_free((CUdeviceptr)pe.bases[q], pe.map_bytes));
+        continue;
+      }
+#endif
+      CK(API(IpcCloseMemHandle)(pe.bases[q]));
+    }
   cw_barrier(pe);
   CK(API(Free)(pe.table));
   CK(API(Free)(pe.sync));
-  CK(API(Free)(pe.heap));
+#ifdef CW_HAVE_POOL
+  if (pe.pool) {
+    cw_vmm_fns f = cw_vmm();
+    CU_CK(f.unmap((CUdeviceptr)pe.heap, pe.map_bytes));
+    CU_CK(f.addr_free((CUdeviceptr)pe.heap, pe.map_bytes));
+  } else
+#endif
+    CK(API(Free)(pe.heap));
   CK(API(StreamDestroy)(pe.s));
 }
 
