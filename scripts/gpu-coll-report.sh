@@ -3,7 +3,8 @@
 #
 #   scripts/gpu-coll-report.sh [OUTPUT.md]        (default docs/gpu-collectives-resources.md)
 #
-# Builds every kernel variant (fcollect/alltoall x naive/hoisted x W in {2, 4, 8, generic} x G in {1, 2, 4, 8}) twice:
+# Builds every kernel variant (fcollect/alltoall x naive/hoisted x W in {2, 4, 8, generic} x G in {1, 2, 4, 8} x
+# pipelined or not) twice:
 #   sm_90  with nvcc -Xptxas -v (registers, spill stores/loads, stack) and disassembles it (cuobjdump -sass, or nvdisasm);
 #   gfx90a with hipcc -Rpass-analysis=kernel-resource-usage --save-temps (VGPR, SGPR, scratch, occupancy; AMDGCN ISA).
 # From the disassembly it finds the tile loop of each kernel (the outermost loop holding the 16-byte data stores) and
@@ -100,13 +101,13 @@ import datetime, re, sys
 from collections import defaultdict
 work, out, nvcc_version, sass_tool, gcn_tool = sys.argv[1:6]
 VPT = 4
-KRE = re.compile(r'coll_kernelILi(\d)ELi(\d)ELi(\d)ELi(\d)E(5uint4|15HIP_vector_typeIjLj4EE|h)E')
+KRE = re.compile(r'coll_kernelILi(\d)ELi(\d)ELi(\d)ELi(\d)E(5uint4|15HIP_vector_typeIjLj4EE|h)(?:Li(\d)E)?E')
 
 def key(mangled):
     m = KRE.search(mangled)
     if not m: return None
-    op, var, w, g, v = m.groups()
-    return (int(op), int(var), int(w), int(g), 16 if v != 'h' else 1)
+    op, var, w, g, v, p = m.groups()
+    return (int(op), int(var), int(w), int(g), 16 if v != 'h' else 1, int(p or 0))
 
 # ---- ptxas -v ----
 ptx = {}
@@ -249,7 +250,8 @@ for op in (0, 1):
         for var in (1, 0):
             for g in (1, 2, 4, 8):
                 if w and g > w: continue
-                rows.append((op, var, w, g, 16))
+                for pipe in (0, 1):
+                    rows.append((op, var, w, g, 16, pipe))
 def wname(w): return str(w) if w else 'gen'
 def fmt_sass(k):
     c = sass.get(k)
@@ -270,41 +272,43 @@ L.append(f'Generated {datetime.date.today().isoformat()} by `scripts/gpu-coll-re
          f'file) from `collectives/gpu/coll_gpu.cu`.\n')
 L.append(f'- sm_90: {nvcc_version}, `-O3 -Xptxas -v`; SASS from {sass_tool}.')
 L.append(f'- gfx90a: {gcn_tool}, `-O3 -Rpass-analysis=kernel-resource-usage`; AMDGCN ISA from `--save-temps`.')
-L.append(f'- Block size {512} threads, {VPT} vectors of 16 bytes per thread per chunk (a 32 KiB chunk per block); '
-         'the automatic tile is at most one chunk, so one tile iteration runs the chunk body once.')
+L.append(f'- Block size {512} threads, {VPT} vectors of 16 bytes per thread per chunk (a 32 KiB chunk per block). '
+         '*pipe* 1: the pipelined kernels (the next step\'s loads issued before this step\'s stores; one loop over '
+         'this thread\'s chunks), 0: a chunk loop inside the tile loop.')
 L.append('- Counts are static instructions inside the tile loop (the outermost loop that holds the 16-byte stores), '
          'nested loops included once. *Base loads*: 64-bit loads of heap bases inside that loop (global `LDG/LD.E.64`; '
          'gfx90a `flat/global_load_dwordx2`, `s_load_dwordx2`), shared-memory reads of the hoisted generic table in '
          'parentheses. *Dest loop*: "unrolled" when no loop is left inside the chunk loop.\n')
-L.append('| op | variant | W | G | sm_90 regs | spill st/ld B | stack B | SASS base loads / tile | SASS 16-B loads | '
+L.append('| op | variant | W | G | pipe | sm_90 regs | spill st/ld B | stack B | SASS base loads / tile | SASS 16-B loads | '
          'SASS 16-B stores | dest loop | gfx90a VGPR | SGPR | scratch B/lane | occupancy waves/SIMD | GCN base loads / tile | GCN 16-B stores | GCN dest loop |')
-L.append('|' + '---|' * 18)
+L.append('|' + '---|' * 19)
 for k in rows:
-    op, var, w, g, v = k
+    op, var, w, g, v, pipe = k
     p = ptx.get(k, {})
     r = gcn_res.get(k, {})
     sb, sl, ss, sd = fmt_sass(k)
     gb, gs, gd = fmt_gcn(k)
-    L.append(f"| {OPS[op]} | {VARS[1 - var] if False else ('naive' if var else 'hoisted')} | {wname(w)} | {g} | "
+    L.append(f"| {OPS[op]} | {VARS[1 - var] if False else ('naive' if var else 'hoisted')} | {wname(w)} | {g} | {pipe} | "
              f"{p.get('regs', 'n/a')} | {p.get('spst', 'n/a')}/{p.get('spld', 'n/a')} | {p.get('stack', 'n/a')} | "
              f"{sb} | {sl} | {ss} | {sd} | {r.get('VGPRs', 'n/a')} | {r.get('SGPRs', 'n/a')} | "
              f"{r.get('ScratchSize', 'n/a')} | {r.get('Occupancy', 'n/a')} | {gb} | {gs} | {gd} |")
 
 # summary: naive vs hoisted base loads per tile, per W (G = W or 4)
 L.append('\n## Summary: loads of heap bases per tile iteration, naive against hoisted (sm_90 SASS / gfx90a ISA)\n')
-L.append('| op | W | G | naive SASS | hoisted SASS | naive GCN | hoisted GCN |')
-L.append('|---|---|---|---|---|---|---|')
+L.append('| op | W | G | pipe | naive SASS | hoisted SASS | naive GCN | hoisted GCN |')
+L.append('|---|---|---|---|---|---|---|---|')
 for op in (0, 1):
     for w in (2, 4, 8, 0):
         for g in sorted({min(w, 4) if w else 4, 1}):
-            kn, kh = (op, 1, w, g, 16), (op, 0, w, g, 16)
-            L.append(f'| {OPS[op]} | {wname(w)} | {g} | {fmt_sass(kn)[0]} | {fmt_sass(kh)[0]} | {fmt_gcn(kn)[0]} | '
+          for pipe in (0, 1):
+            kn, kh = (op, 1, w, g, 16, pipe), (op, 0, w, g, 16, pipe)
+            L.append(f'| {OPS[op]} | {wname(w)} | {g} | {pipe} | {fmt_sass(kn)[0]} | {fmt_sass(kh)[0]} | {fmt_gcn(kn)[0]} | '
                      f'{fmt_gcn(kh)[0]} |')
 spills = [k for k in rows if ptx.get(k, {}).get('spst', 0) or ptx.get(k, {}).get('spld', 0)]
 gspills = [k for k in rows if gcn_res.get(k, {}).get('VGPRs Spill', 0) or gcn_res.get(k, {}).get('SGPRs Spill', 0)]
 L.append('')
-L.append('Kernels that spill on sm_90: ' + (', '.join(f'{OPS[k[0]]} {"naive" if k[1] else "hoisted"} W={wname(k[2])} G={k[3]}' for k in spills) or 'none') + '.')
-L.append('Kernels that spill on gfx90a (SGPR spills go to VGPR lanes, VGPR spills to scratch): ' + (', '.join(f'{OPS[k[0]]} {"naive" if k[1] else "hoisted"} W={wname(k[2])} G={k[3]} (SGPR {gcn_res[k].get("SGPRs Spill", 0)}, VGPR {gcn_res[k].get("VGPRs Spill", 0)})' for k in gspills) or 'none') + '.')
+L.append('Kernels that spill on sm_90: ' + (', '.join(f'{OPS[k[0]]} {"naive" if k[1] else "hoisted"} W={wname(k[2])} G={k[3]} pipe={k[5]}' for k in spills) or 'none') + '.')
+L.append('Kernels that spill on gfx90a (SGPR spills go to VGPR lanes, VGPR spills to scratch): ' + (', '.join(f'{OPS[k[0]]} {"naive" if k[1] else "hoisted"} W={wname(k[2])} G={k[3]} pipe={k[5]} (SGPR {gcn_res[k].get("SGPRs Spill", 0)}, VGPR {gcn_res[k].get("VGPRs Spill", 0)})' for k in gspills) or 'none') + '.')
 byte = [k for k in ptx if k[4] == 1]
 if byte:
     L.append(f'Byte-path kernels (unaligned src, dst_off or nbytes; G = 1): {len(byte)}, sm_90 registers '

@@ -80,7 +80,8 @@ x0, x1 = math.log2(min(xs)), math.log2(max(xs))
 y1 = max(ys) * 1.05
 X = lambda x: L + (math.log2(x) - x0) / max(x1 - x0, 1) * (W - L - R)
 Y = lambda y: H - B - y / y1 * (H - B - T)
-colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf']
+colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf',
+          '#000000', '#aec7e8']
 o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
      f'<rect width="{W}" height="{H}" fill="white"/>',
      f'<text x="{L}" y="18" font-size="14">' +
@@ -98,8 +99,9 @@ for i, (name, pts) in enumerate(sorted(lines.items())):
     pts.sort()
     c = colors[i % len(colors)]
     d = ' '.join(f'{X(x):.1f},{Y(y):.1f}' for x, y in pts)
-    o.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="2"/>')
-    o.append(f'<text x="{W - R + 10}" y="{T + 16 * i + 10}" fill="{c}">{name}</text>')
+    dash = ' stroke-dasharray="6,4"' if '-before' in name else ''  # the earlier automatic choices: dashed
+    o.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="2"{dash}/>')
+    o.append(f'<text x="{W - R + 10}" y="{T + 16 * i + 10}" fill="{c}">{name}{" (dashed)" if dash else ""}</text>')
 o.append('</svg>')
 open(sys.argv[2], 'w').write('\n'.join(o) + '\n')
 PY
