@@ -12,6 +12,7 @@
  * Offsets are the same on every PE; peers' heaps are mapped here through IPC, so that a device address of PE p's
  * instance is base + off + delta[p] in this process, on the host (copies) as in kernels (loads and stores). */
 #include "gpu.h"
+#include "boot_proto.h" /* SHOAL_BOOT_ENV_ADDR: the job's name, shared by every PE */
 #include "gpu/coll_gpu.h"
 
 #include <errno.h>
@@ -109,12 +110,34 @@ static int pick_device(int ndev) {
 }
 
 /* ---- sharing the heap through file descriptors ---- */
-/* Abstract socket address of PE rank of this job (named by oshrun's pid: unique among the jobs of a node). */
+/* Abstract socket address of PE rank of this job: oshrun's socket name (its pid and start time, the same in every PE
+ * whatever process sits between oshrun and the PE: a shell, a profiler) plus "-gpu-" and the rank. */
 static socklen_t share_addr(int rank, struct sockaddr_un *a) {
+  const char *job = getenv(SHOAL_BOOT_ENV_ADDR);
   memset(a, 0, sizeof *a);
   a->sun_family = AF_UNIX;
-  int l = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "shoal-gpu-%ld-%d", (long)shoal_g.boot.launcher, rank);
+  int l = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "%.80s-gpu-%d", job ? job : "shoal-single", rank);
   return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)l);
+}
+
+#define SHARE_GAVE_UP 0x40000000 /* message payload: this PE (| rank) stopped the exchange; no descriptor */
+
+/* Send payload (and fd unless -1) to PE p's socket, without waiting. 0, or errno. */
+static int share_send(int p, int32_t payload, int fd) {
+  struct sockaddr_un a;
+  socklen_t al = share_addr(p, &a);
+  struct iovec iov = {&payload, sizeof payload};
+  union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } ctl;
+  memset(&ctl, 0, sizeof ctl);
+  struct msghdr m = {.msg_name = &a, .msg_namelen = al, .msg_iov = &iov, .msg_iovlen = 1};
+  if (fd >= 0) {
+    m.msg_control = ctl.b;
+    m.msg_controllen = sizeof ctl.b;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  return sendmsg(G.sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0 ? 0 : errno;
 }
 
 static shoal_status_t share_bind(void) {
@@ -154,53 +177,61 @@ static shoal_status_t share_exchange(const gpu_hello_t *all, const gpu_hello_t *
   const double deadline = now_s() + 60;
   shoal_status_t rc = SHOAL_OK;
   while (!rc && (left || got < want)) {
-    for (int p = 0; p < n; p++) {
+    for (int p = 0; p < n && !rc; p++) {
       if (sent[p]) continue;
-      struct sockaddr_un a;
-      socklen_t al = share_addr(p, &a);
-      int32_t from = me;
-      struct iovec iov = {&from, sizeof from};
-      union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } ctl;
-      memset(&ctl, 0, sizeof ctl);
-      struct msghdr m = {.msg_name = &a, .msg_namelen = al, .msg_iov = &iov, .msg_iovlen = 1,
-                         .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
-      struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-      c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
-      memcpy(CMSG_DATA(c), &G.share_fd, sizeof(int));
-      if (sendmsg(G.sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
+      int e = share_send(p, me, G.share_fd);
+      if (!e) {
         sent[p] = true;
         left--;
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        shoal_warn("shmem_init: device heap: sending its descriptor to PE %d: %s", p, strerror(errno));
+      } else if (e != EAGAIN && e != EWOULDBLOCK && e != EINTR) {
+        shoal_warn("shmem_init: device heap: sending its descriptor to PE %d: %s", p, strerror(e));
         rc = SHOAL_ERR;
       }
     }
     for (;;) { /* drain what has arrived */
       int32_t from = -1;
       struct iovec iov = {&from, sizeof from};
-      union { char b[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))]; struct cmsghdr align; } ctl;
+      /* room for a few descriptors: every one received is closed unless it is the one expected */
+      union { char b[CMSG_SPACE(4 * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))]; struct cmsghdr align; } ctl;
       struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
       ssize_t r = recvmsg(G.sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
       if (r < 0) break;
-      int fd = -1;
+      int fd = -1, extra = 0;
       pid_t pid = -1;
       for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+          size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+          for (size_t i = 0; i < k; i++) {
+            int f;
+            memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
+            if (fd < 0) fd = f;
+            else close(f), extra++;
+          }
+        }
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
           struct ucred u;
           memcpy(&u, CMSG_DATA(c), sizeof u);
           pid = u.pid;
         }
       }
-      /* only a PE of this job, each once: anything else (another local process writing to the socket) is dropped */
-      if (r != (ssize_t)sizeof from || from < 0 || from >= n || fd < 0 || pid != (pid_t)all[from].pid ||
-          fds[from] >= 0 || from == me || all[from].pid == mine->pid) {
+      const int32_t peer = from & ~SHARE_GAVE_UP;
+      const bool ours = r == (ssize_t)sizeof from && from >= 0 && peer < n && peer != me &&
+                        all[peer].pid != mine->pid && pid == (pid_t)all[peer].pid;
+      if (ours && (from & SHARE_GAVE_UP)) { /* the peer failed: stop now rather than at the deadline */
+        if (fd >= 0) close(fd);
+        shoal_warn("shmem_init: device heap: PE %d could not share its heap", (int)peer);
+        rc = SHOAL_ERR;
+        break;
+      }
+      /* only a PE of this job, once, one descriptor, nothing cut off: anything else (another local process writing
+       * to the socket) is dropped */
+      if (!ours || fd < 0 || extra || (m.msg_flags & MSG_CTRUNC) || fds[peer] >= 0) {
         SHOAL_DEBUG(SHOAL_SUB_GPU, "device heap: dropped a message on the exchange socket (from %d, pid %d)",
                     (int)from, (int)pid);
         if (fd >= 0) close(fd);
         continue;
       }
-      fds[from] = fd;
+      fds[peer] = fd;
       got++;
     }
     if (!rc && (left || got < want)) {
@@ -215,6 +246,9 @@ static shoal_status_t share_exchange(const gpu_hello_t *all, const gpu_hello_t *
       }
     }
   }
+  if (rc) /* tell the others, so that they stop too instead of waiting for the deadline */
+    for (int p = 0; p < n; p++)
+      if (p != me && all[p].pid != mine->pid) share_send(p, SHARE_GAVE_UP | me, -1);
   free(sent);
   return rc;
 }
@@ -233,9 +267,17 @@ static shoal_status_t local_setup(gpu_hello_t *h) {
   shoal_status_t rc = SHOAL_ERR_NOSYS;
   if (strcmp(shoal_env.gpu_heap_map, "ipc")) {
     rc = o->share_alloc(&p, G.size, &G.share_fd);
-    if (rc == SHOAL_ERR_NOSYS && !strcmp(shoal_env.gpu_heap_map, "vmm"))
-      shoal_warn("shmem_init: SHOAL_GPU_HEAP_MAP=vmm: the %s backend cannot (old driver?): device heap shared by IPC "
-                 "handles", o->name);
+    if (rc && (rc == SHOAL_ERR_NOSYS || !strcmp(shoal_env.gpu_heap_map, "auto"))) {
+      /* no VMM API, or it failed (a driver without POSIX descriptor handles): IPC handles, as every PE of the node
+       * will find (a PE that differs is caught after the all-gather) */
+      if (!strcmp(shoal_env.gpu_heap_map, "vmm"))
+        shoal_warn("shmem_init: SHOAL_GPU_HEAP_MAP=vmm: the %s backend cannot (old driver?): device heap shared by "
+                   "IPC handles", o->name);
+      else if (rc != SHOAL_ERR_NOSYS)
+        SHOAL_DEBUG(SHOAL_SUB_GPU, "%s: heap shared by descriptor failed: IPC handles instead", o->name);
+      G.share_fd = -1;
+      rc = SHOAL_ERR_NOSYS;
+    }
     G.share = rc == SHOAL_OK;
   }
   if (rc == SHOAL_ERR_NOSYS) rc = o->mem_alloc(&p, G.size);

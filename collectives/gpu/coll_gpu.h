@@ -46,7 +46,8 @@ typedef struct shoal_coll_gpu_cfg {
   int variant;  /* SHOAL_COLL_GPU_HOISTED | SHOAL_COLL_GPU_NAIVE */
   int group;    /* G: destinations stored together, 1, 2, 4 or 8; 0 = auto (fcollect min(W, 8), alltoall 2) */
   int sms;      /* COMM_SMS: blocks of the persistent grid; 0 = the GPU's multiprocessor count */
-  size_t tile;  /* bytes per tile, a multiple of 16; 0 = auto (about nbytes / sms, 512 B to 32 KiB) */
+  size_t tile;  /* bytes per tile, a multiple of 16; 0 = auto (nbytes / 64 up to 32 KiB, then nbytes / 512 up to
+                   512 KiB, at least 4 KiB: coll_gpu_plan.h auto_tile) */
   int pipe;     /* SHOAL_COLL_GPU_PIPE_*: loads of the next step issued before this step's stores (16-byte path) */
   int scope;    /* SHOAL_COLL_GPU_SCOPE_*: fences and flags of the completion */
 } shoal_coll_gpu_cfg_t;

@@ -49,7 +49,9 @@ static shoal_status_t f_free(void *p) {
   maps[i].p = NULL;
   return SHOAL_OK;
 }
+static int ipc_gets;
 static shoal_status_t f_ipc_get(void *p, shoal_gpu_ipc_t *h) {
+  ipc_gets++;
   int i = find(p);
   fake_ipc_t f = {getpid(), maps[i].fd, maps[i].n};
   memset(h, 0, sizeof *h);
@@ -72,10 +74,15 @@ static shoal_status_t f_ipc_open(const shoal_gpu_ipc_t *h, void **p) {
 static shoal_status_t f_ipc_close(void *p) { return f_free(p); }
 static int share_allocs; /* share_alloc calls: the test checks which path gpu.c took */
 static shoal_status_t f_share_alloc(void **p, size_t n, int *fd) {
+  if (getenv("FAKE_SHARE_ALLOC_FAIL")) return share_allocs++, SHOAL_ERR; /* as a driver without fd handles */
   if (f_alloc(p, n)) return SHOAL_ERR;
   *fd = dup(maps[find(*p)].fd);
   share_allocs++;
-  return *fd < 0 ? SHOAL_ERR : SHOAL_OK;
+  if (*fd < 0) {
+    f_free(*p);
+    return SHOAL_ERR;
+  }
+  return SHOAL_OK;
 }
 static shoal_status_t f_share_open(int fd, size_t n, void **p) {
   void *q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -148,6 +155,9 @@ int main(int argc, char **argv) {
   const char *hm = getenv("SHOAL_GPU_HEAP_MAP");
   const int want_share = !(hm && !strcmp(hm, "ipc")); /* auto and vmm: the descriptor path */
   CHECK(share_allocs == want_share, "SHOAL_GPU_HEAP_MAP=%s: %d share_alloc calls", hm ? hm : "(unset)", share_allocs);
+  /* IPC handles when asked, or (auto) when sharing by descriptor failed */
+  const int want_ipc = !want_share || getenv("FAKE_SHARE_ALLOC_FAIL") != NULL;
+  CHECK(ipc_gets == want_ipc, "%d ipc_get calls, expected %d", ipc_gets, want_ipc);
   size_t total, largest;
   shmemx_device_heap_info(&total, &largest);
   CHECK(total == (size_t)16 << 20 && largest == total, "heap %zu / %zu", total, largest);

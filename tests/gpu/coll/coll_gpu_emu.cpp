@@ -107,6 +107,8 @@ struct tcase {
 };
 
 const size_t FLAG_AREA = 4096;
+const int GUARD = 0xa5;
+const size_t GUARD_BYTES = 256;
 char **table;      /* shared: [W] heap bases */
 char *heaps;       /* shared: W heaps of heap_bytes */
 size_t heap_bytes;
@@ -130,6 +132,7 @@ void prepare(const tcase &c, uint64_t seed, size_t dst_off, std::vector<char> &e
   expected(c, seed, exp);
   char *dst = heaps + (size_t)me * heap_bytes + dst_off + c.dst_shift;
   for (size_t i = 0; i < exp.size(); i++) dst[i] = (char)~exp[i];
+  memset(dst + exp.size(), GUARD, GUARD_BYTES); /* a store past this PE's destination region shows here */
 }
 
 int launch(const tcase &c, size_t dst_off, uint64_t timeout_ns) {
@@ -178,6 +181,14 @@ size_t check(const tcase &c, size_t dst_off, const std::vector<char> &exp) {
         fprintf(stderr, "  MISMATCH %s: PE %d slot %zu element %zu\n", l, me, i / es / c.nelem, (i / es) % c.nelem);
       }
     }
+  for (size_t i = 0; i < GUARD_BYTES; i++)
+    if ((unsigned char)got[exp.size() + i] != GUARD) {
+      char l[200];
+      label(c, l, sizeof l);
+      fprintf(stderr, "  PAST THE END %s: PE %d byte %zu after its destination region\n", l, me, i);
+      bad++;
+      break;
+    }
   const shoal_coll_gpu_sync_t &sy = syncs[me];
   if (sy.blocks) {
     fprintf(stderr, "  PE %d: block counter %#x after the call\n", me, sy.blocks);
@@ -221,7 +232,8 @@ void run_pe(uint64_t seed) {
       }
     }
   size_t max_dst = 0;
-  for (auto &c : cases) max_dst = std::max(max_dst, (size_t)W * c.nelem * coll_types[c.type].size + c.dst_shift);
+  for (auto &c : cases)
+    max_dst = std::max(max_dst, (size_t)W * c.nelem * coll_types[c.type].size + c.dst_shift + GUARD_BYTES);
   if (FLAG_AREA + max_dst > heap_bytes) {
     fprintf(stderr, "emu: heap too small\n");
     exit(1);
@@ -246,7 +258,7 @@ void run_pe(uint64_t seed) {
     host_barrier(); /* nobody prepares the next case while a peer still checks */
   }
   /* Back-to-back: several calls without any host barrier between them, each into its own destination. */
-  const size_t nb2b = 6, area = (size_t)W * 3000 * 4 + 64;
+  const size_t nb2b = 6, area = (size_t)W * 3000 * 4 + GUARD_BYTES; /* each region and its guard */
   std::vector<std::vector<char>> exps(nb2b), srcs(nb2b);
   std::vector<tcase> seq;
   for (size_t i = 0; i < nb2b; i++) {

@@ -143,44 +143,62 @@ static inline socklen_t cw_sock_addr(int q, struct sockaddr_un *a) {
   return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l);
 }
 /* Send fd to every peer and receive theirs (fds[q]; fds[me] = fd). Datagrams with SCM_RIGHTS; sock bound before a
- * barrier, so every peer's socket exists when the sends start. */
+ * barrier, so every peer's socket exists when the sends start. Non-blocking: a datagram queue holds about 10 messages
+ * (net.unix.max_dgram_qlen), so with many PEs blocking sends before any receive would deadlock. */
 static inline void cw_swap_fds(cw_pe &pe, int sock, int fd, std::vector<int> &fds) {
   fds.assign(pe.W, -1);
   fds[pe.me] = fd;
-  for (int q = 0; q < pe.W; q++) {
-    if (q == pe.me) continue;
-    struct sockaddr_un a;
-    const socklen_t al = cw_sock_addr(q, &a);
-    int me = pe.me;
-    struct iovec iov = {&me, sizeof me};
-    char ctl[CMSG_SPACE(sizeof(int))];
-    memset(ctl, 0, sizeof ctl);
-    struct msghdr m;
-    memset(&m, 0, sizeof m);
-    m.msg_name = &a, m.msg_namelen = al, m.msg_iov = &iov, m.msg_iovlen = 1, m.msg_control = ctl;
-    m.msg_controllen = sizeof ctl;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    if (sendmsg(sock, &m, 0) < 0) {
-      fprintf(stderr, "cw: PE %d: sendmsg to PE %d: %s\n", pe.me, q, strerror(errno));
-      exit(1);
+  std::vector<bool> sent(pe.W, false);
+  sent[pe.me] = true;
+  int left = pe.W - 1, got = 0;
+  const time_t deadline = time(nullptr) + 60;
+  while (left || got < pe.W - 1) {
+    for (int q = 0; q < pe.W; q++) {
+      if (sent[q]) continue;
+      struct sockaddr_un a;
+      const socklen_t al = cw_sock_addr(q, &a);
+      int me = pe.me;
+      struct iovec iov = {&me, sizeof me};
+      char ctl[CMSG_SPACE(sizeof(int))];
+      memset(ctl, 0, sizeof ctl);
+      struct msghdr m;
+      memset(&m, 0, sizeof m);
+      m.msg_name = &a, m.msg_namelen = al, m.msg_iov = &iov, m.msg_iovlen = 1, m.msg_control = ctl;
+      m.msg_controllen = sizeof ctl;
+      struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+      c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
+      memcpy(CMSG_DATA(c), &fd, sizeof fd);
+      if (sendmsg(sock, &m, MSG_DONTWAIT) >= 0) {
+        sent[q] = true;
+        left--;
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        fprintf(stderr, "cw: PE %d: sendmsg to PE %d: %s\n", pe.me, q, strerror(errno));
+        exit(1);
+      }
     }
-  }
-  for (int k = 0; k < pe.W - 1; k++) {
-    int from = -1;
-    struct iovec iov = {&from, sizeof from};
-    char ctl[CMSG_SPACE(sizeof(int))];
-    struct msghdr m;
-    memset(&m, 0, sizeof m);
-    m.msg_iov = &iov, m.msg_iovlen = 1, m.msg_control = ctl, m.msg_controllen = sizeof ctl;
-    struct cmsghdr *c;
-    if (recvmsg(sock, &m, 0) < 0 || !(c = CMSG_FIRSTHDR(&m)) || c->cmsg_type != SCM_RIGHTS || from < 0 ||
-        from >= pe.W) {
-      fprintf(stderr, "cw: PE %d: no file descriptor received: %s\n", pe.me, strerror(errno));
-      exit(1);
+    for (;;) {
+      int from = -1;
+      struct iovec iov = {&from, sizeof from};
+      char ctl[CMSG_SPACE(sizeof(int))];
+      struct msghdr m;
+      memset(&m, 0, sizeof m);
+      m.msg_iov = &iov, m.msg_iovlen = 1, m.msg_control = ctl, m.msg_controllen = sizeof ctl;
+      if (recvmsg(sock, &m, MSG_DONTWAIT) < 0) break;
+      struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+      if (!c || c->cmsg_type != SCM_RIGHTS || from < 0 || from >= pe.W || fds[from] >= 0) {
+        fprintf(stderr, "cw: PE %d: a bad message on the descriptor socket\n", pe.me);
+        exit(1);
+      }
+      memcpy(&fds[from], CMSG_DATA(c), sizeof(int));
+      got++;
     }
-    memcpy(&fds[from], CMSG_DATA(c), sizeof(int));
+    if (left || got < pe.W - 1) {
+      if (time(nullptr) > deadline) {
+        fprintf(stderr, "cw: PE %d: descriptor exchange did not finish in 60 s\n", pe.me);
+        exit(1);
+      }
+      usleep(200);
+    }
   }
 }
 #endif
