@@ -184,6 +184,20 @@ __device__ __forceinline__ void walk_tiles(const params &p, size_t first, size_t
       for (int j = 0; j < VPT; j++)
         if ((W || sp[d]) && q.c + (size_t)j * bt < q.tend) v[d][j] = sp[d][q.c + (size_t)j * bt];
   };
+  /* the stores of group g (destinations g .. g + G - 1) of the chunk at q; fcollect stores its one input everywhere */
+  auto store = [&](V (*v)[VPT], int g, const pos_t &q) {
+    char *dp[G];
+    group_dst<OP, VAR, W, G, V>(p, g, npes, dreg, s_tab, dp);
+#pragma unroll
+    for (int j = 0; j < VPT; j++) {
+      const size_t i = q.c + (size_t)j * bt;
+      if (i < q.tend) {
+#pragma unroll
+        for (int d = 0; d < G; d++)
+          if (W || dp[d]) ((V *)dp[d])[i] = v[OP == OP_FCOLLECT ? 0 : d][j];
+      }
+    }
+  };
   pos_t q;
   bool ok = seek(first, q);
   V a[NB][VPT];
@@ -202,19 +216,7 @@ __device__ __forceinline__ void walk_tiles(const params &p, size_t first, size_t
       const V *sp[1] = {src};
       if (ok2) load(b, sp, r);
 #pragma unroll NGROUPS
-      for (int g = 0; g < npes; g += G) {
-        char *dp[G];
-        group_dst<OP, VAR, W, G, V>(p, g, npes, dreg, s_tab, dp);
-#pragma unroll
-        for (int j = 0; j < VPT; j++) {
-          const size_t i = q.c + (size_t)j * bt;
-          if (i < q.tend) {
-#pragma unroll
-            for (int d = 0; d < G; d++)
-              if (W || dp[d]) ((V *)dp[d])[i] = a[0][j];
-          }
-        }
-      }
+      for (int g = 0; g < npes; g += G) store(a, g, q);
 #pragma unroll
       for (int j = 0; j < VPT; j++) a[0][j] = b[0][j];
     } else { /* the next group's chunks (or the next chunk's first group), then this group's stores */
@@ -229,17 +231,7 @@ __device__ __forceinline__ void walk_tiles(const params &p, size_t first, size_t
           group_src<OP, VAR, W, NB, V>(p, 0, npes, n, src, sreg, s_tab, sp);
           load(b, sp, r);
         }
-        char *dp[G];
-        group_dst<OP, VAR, W, G, V>(p, g, npes, dreg, s_tab, dp);
-#pragma unroll
-        for (int j = 0; j < VPT; j++) {
-          const size_t i = q.c + (size_t)j * bt;
-          if (i < q.tend) {
-#pragma unroll
-            for (int d = 0; d < G; d++)
-              if (W || dp[d]) ((V *)dp[d])[i] = a[d][j];
-          }
-        }
+        store(a, g, q);
 #pragma unroll
         for (int d = 0; d < NB; d++)
 #pragma unroll
