@@ -62,7 +62,7 @@ struct cw_pe {
   char **table = nullptr;    /* device [W] */
   shoal_coll_gpu_sync_t *sync = nullptr;
   API(Stream_t) s;
-  bool pool = false; /* procs mode unless CW_ALLOC=ipc: heaps made and mapped with the driver's VMM API */
+  bool vmm = false;  /* procs mode unless CW_ALLOC=ipc: heaps made and mapped with the driver's VMM API */
   size_t map_bytes = 0; /* vmm: mapped size (heap_bytes rounded up to the granularity) */
 };
 
@@ -78,7 +78,7 @@ static inline void cw_barrier(cw_pe &pe) {
 }
 
 #if !defined(__HIPCC__) && !defined(__HIP_PLATFORM_AMD__)
-#define CW_HAVE_POOL 1
+#define CW_HAVE_VMM 1
 #include <cuda.h>
 struct cw_vmm_fns {
   decltype(&cuMemCreate) create;
@@ -213,16 +213,16 @@ static inline void cw_setup(cw_pe &pe, size_t heap_bytes) {
             pe.procs ? "processes" : "threads", ndev, shoal_coll_gpu_mps_enabled());
   pe.heap_bytes = heap_bytes;
   const char *alloc = getenv("CW_ALLOC");
-  pe.pool = pe.procs && !(alloc && !strcmp(alloc, "ipc"));
-#ifndef CW_HAVE_POOL
-  pe.pool = false;
+  pe.vmm = pe.procs && !(alloc && !strcmp(alloc, "ipc"));
+#ifndef CW_HAVE_VMM
+  pe.vmm = false;
 #endif
-#ifdef CW_HAVE_POOL
+#ifdef CW_HAVE_VMM
   cw_vmm_fns vf;
   CUmemGenericAllocationHandle vh = 0;
   CUmemAllocationProp vp;
   int sock = -1;
-  if (pe.pool) {
+  if (pe.vmm) {
     CK(cudaFree(0)); /* the primary context, current */
     vf = cw_vmm();
     memset(&vp, 0, sizeof vp);
@@ -249,7 +249,7 @@ static inline void cw_setup(cw_pe &pe, size_t heap_bytes) {
   CK(API(Malloc)((void **)&pe.sync, sizeof(shoal_coll_gpu_sync_t)));
   CK(API(Memset)(pe.sync, 0, sizeof(shoal_coll_gpu_sync_t)));
   CK(API(StreamCreateWithFlags)(&pe.s, API(StreamNonBlocking)));
-  if (pe.pool) {
+  if (pe.vmm) {
     /* the handle travels as a file descriptor below */
   } else if (pe.procs) {
     API(IpcMemHandle_t) h;
@@ -261,8 +261,8 @@ static inline void cw_setup(cw_pe &pe, size_t heap_bytes) {
   CK(API(DeviceSynchronize)());
   cw_barrier(pe);
   pe.bases.assign(pe.W, nullptr);
-#ifdef CW_HAVE_POOL
-  if (pe.pool) {
+#ifdef CW_HAVE_VMM
+  if (pe.vmm) {
     int fd = -1;
     CU_CK(vf.exp(&fd, vh, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
     std::vector<int> fds;
@@ -283,7 +283,7 @@ static inline void cw_setup(cw_pe &pe, size_t heap_bytes) {
     CU_CK(vf.release(vh));
   }
 #endif
-  for (int q = 0; q < pe.W && !pe.pool; q++) {
+  for (int q = 0; q < pe.W && !pe.vmm; q++) {
     if (q == pe.me || !pe.procs) {
       pe.bases[q] = q == pe.me ? pe.heap : pe.sh->ptr[q];
       continue;
@@ -304,8 +304,8 @@ static inline void cw_teardown(cw_pe &pe) {
   cw_barrier(pe); /* no peer still writes into our heap */
   for (int q = 0; q < pe.W; q++)
     if (pe.procs && q != pe.me) {
-#ifdef CW_HAVE_POOL
-      if (pe.pool) {
+#ifdef CW_HAVE_VMM
+      if (pe.vmm) {
         cw_vmm_fns f = cw_vmm();
         CU_CK(f.unmap((CUdeviceptr)pe.bases[q], pe.map_bytes));
         CU_CK(f.addr_free((CUdeviceptr)pe.bases[q], pe.map_bytes));
@@ -317,8 +317,8 @@ static inline void cw_teardown(cw_pe &pe) {
   cw_barrier(pe);
   CK(API(Free)(pe.table));
   CK(API(Free)(pe.sync));
-#ifdef CW_HAVE_POOL
-  if (pe.pool) {
+#ifdef CW_HAVE_VMM
+  if (pe.vmm) {
     cw_vmm_fns f = cw_vmm();
     CU_CK(f.unmap((CUdeviceptr)pe.heap, pe.map_bytes));
     CU_CK(f.addr_free((CUdeviceptr)pe.heap, pe.map_bytes));
