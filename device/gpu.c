@@ -3,25 +3,20 @@
  * device API, and the _on_stream routines.
  *
  * Sharing the heap (SHOAL_GPU_HEAP_MAP): "vmm" (auto where the backend has it: CUDA's VMM API) allocates it with
- * share_alloc, which gives a file descriptor; every PE sends its descriptor to the PEs of other processes over an
- * abstract Unix datagram socket per PE (SCM_RIGHTS; the sender's pid checked against the bootstrap's with
- * SCM_CREDENTIALS), and they map it with share_open. "ipc" exchanges the vendor's IPC handles through the bootstrap
+ * share_alloc, which gives a file descriptor; the PEs of the node exchange their descriptors through the
+ * bootstrap's authenticated node socket (shoal_boot_fd_allgather: SCM_RIGHTS, every connection's uid and pid
+ * checked), and map them with share_open. "ipc" exchanges the vendor's IPC handles through the bootstrap
  * all-gather instead (cudaIpcOpenMemHandle / hipIpcOpenMemHandle).
  *
  * Device heap of every PE: [internal area: barrier flags, epoch, grid barrier, AMO scratch, peer table][user heap].
  * Offsets are the same on every PE; peers' heaps are mapped here through IPC, so that a device address of PE p's
  * instance is base + off + delta[p] in this process, on the host (copies) as in kernels (loads and stores). */
 #include "gpu.h"
-#include "boot_proto.h" /* SHOAL_BOOT_ENV_ADDR: the job's name, shared by every PE */
 #include "gpu/coll_gpu.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 shoal_gpu_kind_t shoal_gpu_kind = SHOAL_GPU_NONE;
@@ -48,13 +43,12 @@ static struct {
   bool *opened;          /* [npes] peer[p] came from ipc_open / share_open (close it at the end) */
   bool share;            /* the heap came from share_alloc (peers map it with share_open) */
   int share_fd;          /* share: this heap's descriptor until sent to every peer, else -1 */
-  int sock;              /* share: this PE's abstract socket for the exchange, else -1 */
   shoal_alloc_t alloc;   /* user heap, offsets from user_base */
   char *user_base;
   void *stream;          /* the runtime's own non-blocking stream */
   pthread_mutex_t lock;  /* AMO scratch */
   shmemx_device_state_t st;
-} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .share_fd = -1, .sock = -1};
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER, .share_fd = -1};
 
 /* ---- pure helpers ---- */
 long shoal_gpu_coresident_limit(int blocks_per_sm, int sms, int pes_per_gpu) {
@@ -88,7 +82,7 @@ shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out) {
 #define BUSID_LEN 16 /* "dddd:bb:dd.f" and its NUL (runtime/topo.h SHOAL_TOPO_BUSID_LEN) */
 typedef struct gpu_hello {
   int32_t ok, dev;
-  int32_t share, pad_; /* share: heap from share_alloc, its descriptor comes over the PE's socket */
+  int32_t share, pad_; /* share: heap from share_alloc, its descriptor comes through shoal_boot_fd_allgather */
   int64_t pid;
   uint64_t size, base;
   char busid[BUSID_LEN];
@@ -107,150 +101,6 @@ static int pick_device(int ndev) {
   SHOAL_DEBUG(SHOAL_SUB_GPU, "no usable GPU bus id from the topology: device %d (local rank %d of %d devices)", dev,
               shoal_g.boot.local_rank, ndev);
   return dev;
-}
-
-/* ---- sharing the heap through file descriptors ---- */
-/* Abstract socket address of PE rank of this job: oshrun's socket name (its pid and start time, the same in every PE
- * whatever process sits between oshrun and the PE: a shell, a profiler) plus "-gpu-" and the rank. */
-static socklen_t share_addr(int rank, struct sockaddr_un *a) {
-  const char *job = getenv(SHOAL_BOOT_ENV_ADDR);
-  memset(a, 0, sizeof *a);
-  a->sun_family = AF_UNIX;
-  int l = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "%.80s-gpu-%d", job ? job : "shoal-single", rank);
-  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)l);
-}
-
-#define SHARE_GAVE_UP 0x40000000 /* message payload: this PE (| rank) stopped the exchange; no descriptor */
-
-/* Send payload (and fd unless -1) to PE p's socket, without waiting. 0, or errno. */
-static int share_send(int p, int32_t payload, int fd) {
-  struct sockaddr_un a;
-  socklen_t al = share_addr(p, &a);
-  struct iovec iov = {&payload, sizeof payload};
-  union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } ctl;
-  memset(&ctl, 0, sizeof ctl);
-  struct msghdr m = {.msg_name = &a, .msg_namelen = al, .msg_iov = &iov, .msg_iovlen = 1};
-  if (fd >= 0) {
-    m.msg_control = ctl.b;
-    m.msg_controllen = sizeof ctl.b;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  }
-  return sendmsg(G.sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0 ? 0 : errno;
-}
-
-static shoal_status_t share_bind(void) {
-  struct sockaddr_un a;
-  socklen_t al = share_addr(shoal_g.me, &a);
-  int one = 1;
-  G.sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (G.sock < 0 || setsockopt(G.sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) ||
-      bind(G.sock, (struct sockaddr *)&a, al)) {
-    shoal_warn("shmem_init: device heap: socket @%s: %s", a.sun_path + 1, strerror(errno));
-    if (G.sock >= 0) close(G.sock);
-    G.sock = -1;
-    return SHOAL_ERR;
-  }
-  return SHOAL_OK;
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-/* Send this heap's descriptor to every PE of another process and receive theirs into fds[p] (-1 for PEs of this
- * process). Non-blocking with a poll loop: a datagram queue holds few messages (net.unix.max_dgram_qlen), so sends
- * that find it full are retried while this PE drains its own. Collective over the PEs of other processes. */
-static shoal_status_t share_exchange(const gpu_hello_t *all, const gpu_hello_t *mine, int *fds) {
-  int n = shoal_g.npes, me = shoal_g.me, want = 0, got = 0, left = 0;
-  bool *sent = calloc((size_t)n, sizeof *sent);
-  if (!sent) return SHOAL_ERR_NOMEM;
-  for (int p = 0; p < n; p++) {
-    fds[p] = -1;
-    sent[p] = p == me || all[p].pid == mine->pid;
-    want += !sent[p];
-  }
-  left = want;
-  const double deadline = now_s() + 60;
-  shoal_status_t rc = SHOAL_OK;
-  while (!rc && (left || got < want)) {
-    for (int p = 0; p < n && !rc; p++) {
-      if (sent[p]) continue;
-      int e = share_send(p, me, G.share_fd);
-      if (!e) {
-        sent[p] = true;
-        left--;
-      } else if (e != EAGAIN && e != EWOULDBLOCK && e != EINTR) {
-        shoal_warn("shmem_init: device heap: sending its descriptor to PE %d: %s", p, strerror(e));
-        rc = SHOAL_ERR;
-      }
-    }
-    for (;;) { /* drain what has arrived */
-      int32_t from = -1;
-      struct iovec iov = {&from, sizeof from};
-      /* room for a few descriptors: every one received is closed unless it is the one expected */
-      union { char b[CMSG_SPACE(4 * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))]; struct cmsghdr align; } ctl;
-      struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
-      ssize_t r = recvmsg(G.sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-      if (r < 0) break;
-      int fd = -1, extra = 0;
-      pid_t pid = -1;
-      for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-          size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-          for (size_t i = 0; i < k; i++) {
-            int f;
-            memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
-            if (fd < 0) fd = f;
-            else close(f), extra++;
-          }
-        }
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
-          struct ucred u;
-          memcpy(&u, CMSG_DATA(c), sizeof u);
-          pid = u.pid;
-        }
-      }
-      const int32_t peer = from & ~SHARE_GAVE_UP;
-      const bool ours = r == (ssize_t)sizeof from && from >= 0 && peer < n && peer != me &&
-                        all[peer].pid != mine->pid && pid == (pid_t)all[peer].pid;
-      if (ours && (from & SHARE_GAVE_UP)) { /* the peer failed: stop now rather than at the deadline */
-        if (fd >= 0) close(fd);
-        shoal_warn("shmem_init: device heap: PE %d could not share its heap", (int)peer);
-        rc = SHOAL_ERR;
-        break;
-      }
-      /* only a PE of this job, once, one descriptor, nothing cut off: anything else (another local process writing
-       * to the socket) is dropped */
-      if (!ours || fd < 0 || extra || (m.msg_flags & MSG_CTRUNC) || fds[peer] >= 0) {
-        SHOAL_DEBUG(SHOAL_SUB_GPU, "device heap: dropped a message on the exchange socket (from %d, pid %d)",
-                    (int)from, (int)pid);
-        if (fd >= 0) close(fd);
-        continue;
-      }
-      fds[peer] = fd;
-      got++;
-    }
-    if (!rc && (left || got < want)) {
-      if (now_s() > deadline) {
-        int p = 0;
-        while (p < n && (sent[p] && (fds[p] >= 0 || p == me || all[p].pid == mine->pid))) p++;
-        shoal_warn("shmem_init: device heap: descriptor exchange with PE %d did not finish in 60 s", p < n ? p : -1);
-        rc = SHOAL_ERR;
-      } else {
-        struct pollfd pf = {.fd = G.sock, .events = POLLIN};
-        poll(&pf, 1, 1);
-      }
-    }
-  }
-  if (rc) /* tell the others, so that they stop too instead of waiting for the deadline */
-    for (int p = 0; p < n; p++)
-      if (p != me && all[p].pid != mine->pid) share_send(p, SHARE_GAVE_UP | me, -1);
-  free(sent);
-  return rc;
 }
 
 /* Device, allocation, zeroed internal area, IPC handle or shared descriptor. On failure everything local is
@@ -287,7 +137,7 @@ static shoal_status_t local_setup(gpu_hello_t *h) {
     goto fail_stream;
   }
   if (o->memset(p, 0, G.lay.total, G.stream) || o->stream_sync(G.stream)) goto fail_mem;
-  if (G.share ? shoal_g.npes > 1 && share_bind() : o->ipc_get(p, &h->ipc) != SHOAL_OK) goto fail_mem;
+  if (!G.share && o->ipc_get(p, &h->ipc) != SHOAL_OK) goto fail_mem;
   h->share = G.share;
   G.base = p;
   h->ok = 1;
@@ -327,8 +177,7 @@ static void local_release(void) {
     else shoal_gpu_ops.mem_free(G.base);
   }
   if (G.share_fd >= 0) close(G.share_fd);
-  if (G.sock >= 0) close(G.sock);
-  G.share_fd = G.sock = -1;
+  G.share_fd = -1;
   G.share = false;
   if (G.stream) shoal_gpu_ops.stream_destroy(G.stream);
   free(G.peer);
@@ -426,12 +275,18 @@ shoal_status_t shoal_gpu_init(void) {
   for (int p = 0; p < n; p++) every = every && all[p].ok && all[p].size == mine.size && all[p].share == mine.share;
   if (every) { /* map every peer's heap: IPC from another process; our own (or a same-process PE's) directly */
     bool ok = (G.peer = calloc((size_t)n, sizeof *G.peer)) && (G.opened = calloc((size_t)n, sizeof *G.opened));
-    int *fds = ok && G.share ? calloc((size_t)n, sizeof *fds) : NULL;
-    if (ok && G.share && (!fds || share_exchange(all, &mine, fds))) ok = false;
+    int *fds = G.share ? calloc((size_t)n, sizeof *fds) : NULL;
+    uint64_t *tags = G.share ? calloc((size_t)n, sizeof *tags) : NULL;
+    /* collective: every PE takes part, with no descriptor if it is already failing */
+    if (G.share && (!fds || !tags || shoal_boot_fd_allgather(&shoal_g.boot, ok ? G.share_fd : -1, G.size, fds, tags)))
+      ok = false;
     for (int p = 0; ok && p < n; p++) {
       void *q = NULL;
       if (all[p].pid == mine.pid) {
         G.peer[p] = (char *)(uintptr_t)all[p].base;
+      } else if (G.share && (fds[p] < 0 || tags[p] != G.size)) {
+        shoal_warn("shmem_init: PE %d shared no device heap of %zu bytes", p, G.size);
+        ok = false;
       } else if ((G.share ? shoal_gpu_ops.share_open(fds[p], G.size, &q)
                           : shoal_gpu_ops.ipc_open(&all[p].ipc, &q)) == SHOAL_OK) {
         G.peer[p] = q;
@@ -445,9 +300,9 @@ shoal_status_t shoal_gpu_init(void) {
     for (int p = 0; fds && p < n; p++)
       if (fds[p] >= 0) close(fds[p]);
     free(fds);
+    free(tags);
     if (G.share_fd >= 0) close(G.share_fd); /* every peer has its own copy now */
-    if (G.sock >= 0) close(G.sock);
-    G.share_fd = G.sock = -1;
+    G.share_fd = -1;
     if (ok && state_setup(all)) ok = false;
     every = all_agree(ok);
   }

@@ -1,98 +1,103 @@
-/* boot.c - the PE side of the bootstrap: rank and size from oshrun's environment, and an all-gather/barrier over its
- * Unix socket. Without oshrun's environment the program is a 1-PE job (as every OpenSHMEM allows). */
+/* boot.c - which bootstrap runs this PE, and the contract's entry points over it (shoal.h).
+ *
+ * In order: oshrun's variables (SHOAL_BOOT_ADDR) -> boot_oshrun.c; a PMIx launcher's (PMIX_NAMESPACE, PMIX_RANK:
+ * mpirun, prterun, srun --mpi=pmix) -> boot_pmix.c; neither -> a 1-PE job, unless another launcher's variables say
+ * that this process is one of several (then one line and a failure, not a silent 1-PE job). A program started from
+ * inside a PE inherits that PE's launcher variables: SHOAL_PE_JOB, which every PE sets to its job's name, tells it
+ * they are not its own, and it runs as a 1-PE job of its own. */
 #include "shoal.h"
 #include "boot_proto.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-static int env_int(const char *name, int *out) {
-  const char *s = getenv(name);
-  long v;
-  if (!s || shoal_env_parse_long(s, &v) || v < 0 || v > 1 << 24) return SHOAL_ERR_INVAL;
-  *out = (int)v;
-  return SHOAL_OK;
-}
-
-static shoal_status_t io_all(int fd, void *buf, size_t len, bool wr) {
-  char *p = buf;
-  while (len) {
-    ssize_t n = wr ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return SHOAL_ERR_IO;
-    p += n;
-    len -= (size_t)n;
+/* Another launcher's process count, when it says there are several processes and gives us no bootstrap. */
+static const char *other_launcher(long *n) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "PMIX_SIZE", "MPI_LOCALNRANKS"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *s = getenv(vars[i]);
+    if (s && !shoal_env_parse_long(s, n) && *n > 1) return vars[i];
   }
-  return SHOAL_OK;
+  return NULL;
 }
 
-static shoal_status_t send_msg(shoal_boot_t *b, uint32_t type, int64_t arg, const void *data, size_t len) {
-  shoal_boot_msg_t m = {.type = type, .rank = b->rank, .arg = arg, .len = len};
-  if (io_all(b->fd, &m, sizeof m, true)) return SHOAL_ERR_IO;
-  return len ? io_all(b->fd, (void *)data, len, true) : SHOAL_OK;
+static shoal_status_t singleton(shoal_boot_t *b) {
+  b->rank = 0, b->size = 1, b->local_rank = 0, b->local_size = 1;
+  b->local = calloc(1, sizeof *b->local);
+  b->pids = calloc(1, sizeof *b->pids);
+  if (!b->local || !b->pids) return SHOAL_ERR_NOMEM;
+  b->pids[0] = getpid();
+  return SHOAL_OK;
 }
 
 shoal_status_t shoal_boot_init(shoal_boot_t *b) {
-  shoal_boot_t nb = {.rank = 0, .size = 1, .local_rank = 0, .local_size = 1, .fd = -1, .launcher = 0};
-  const char *addr = getenv(SHOAL_BOOT_ENV_ADDR);
-  if (!addr) {
+  shoal_boot_t nb = {.fd = -1, .node_listen = -1, .node_fd = -1};
+  const char *addr = getenv(SHOAL_BOOT_ENV_ADDR), *ns = getenv("PMIX_NAMESPACE"), *job = getenv(SHOAL_BOOT_ENV_JOB);
+  if (addr)
+    snprintf(nb.job, sizeof nb.job, "oshrun:%s", addr);
+  else if (ns && getenv("PMIX_RANK"))
+    snprintf(nb.job, sizeof nb.job, "pmix:%s", ns);
+  if (nb.job[0] && job && !strcmp(job, nb.job)) {
+    SHOAL_DEBUG(SHOAL_SUB_BOOT, "started from inside a PE of job %s: running as a 1-PE job of its own", job);
+    nb.job[0] = 0;
+    addr = ns = NULL;
+  }
+  shoal_status_t rc;
+  if (addr) {
+    nb.ops = &shoal_boot_oshrun_ops;
+  } else if (nb.job[0]) {
+    nb.ops = &shoal_boot_pmix_ops;
+  } else {
+    long n = 0;
+    const char *var = job ? NULL : other_launcher(&n);
+    if (var) {
+      shoal_warn("shmem_init: %s=%ld says this is one of %ld processes, but no bootstrap reaches them (no oshrun, "
+                 "no PMIx server%s): run it with oshrun, mpirun, prterun or srun --mpi=pmix", var, n, n,
+                 SHOAL_HAVE_PMIX ? "" : "; this Shoal was built without PMIx");
+      return SHOAL_ERR_INVAL;
+    }
+    if ((rc = singleton(&nb))) return rc;
+    SHOAL_DEBUG(SHOAL_SUB_BOOT, "no launcher: running as a 1-PE job");
     *b = nb;
-    SHOAL_DEBUG(SHOAL_SUB_BOOT, "no %s: running as a 1-PE job", SHOAL_BOOT_ENV_ADDR);
     return SHOAL_OK;
   }
-  if (env_int(SHOAL_BOOT_ENV_RANK, &nb.rank) || env_int(SHOAL_BOOT_ENV_SIZE, &nb.size) ||
-      env_int(SHOAL_BOOT_ENV_LOCAL_RANK, &nb.local_rank) || env_int(SHOAL_BOOT_ENV_LOCAL_SIZE, &nb.local_size) ||
-      nb.size < 1 || nb.rank >= nb.size) {
-    shoal_warn("shmem_init: bad bootstrap environment (SHOAL_RANK/SHOAL_SIZE) from oshrun");
-    return SHOAL_ERR_INVAL;
+  if ((rc = nb.ops->init(&nb))) return rc;
+  if ((rc = shoal_boot_node_init(&nb))) {
+    nb.ops->fini(&nb);
+    free(nb.local);
+    free(nb.pids);
+    return rc;
   }
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
-  size_t alen = strlen(addr);
-  if (alen + 1 > sizeof sa.sun_path) return SHOAL_ERR_INVAL;
-  memcpy(sa.sun_path + 1, addr, alen); /* abstract namespace: leading NUL */
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return SHOAL_ERR_IO;
-  if (connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + alen))) {
-    shoal_warn("shmem_init: cannot reach oshrun at @%s: %s", addr, strerror(errno));
-    close(fd);
-    return SHOAL_ERR_IO;
-  }
-  nb.fd = fd;
-  nb.launcher = getppid();
-  if (send_msg(&nb, SHOAL_BOOT_HELLO, getpid(), NULL, 0)) {
-    close(fd);
-    return SHOAL_ERR_IO;
-  }
+  /* What a program started from this PE will see (see above). */
+  setenv(SHOAL_BOOT_ENV_JOB, nb.job, 1);
   *b = nb;
-  SHOAL_DEBUG(SHOAL_SUB_BOOT, "rank %d of %d (local %d of %d) connected to oshrun", b->rank, b->size, b->local_rank,
+  SHOAL_DEBUG(SHOAL_SUB_BOOT, "%s: rank %d of %d (local %d of %d)", b->ops->name, b->rank, b->size, b->local_rank,
               b->local_size);
   return SHOAL_OK;
 }
 
 shoal_status_t shoal_boot_allgather(shoal_boot_t *b, const void *in, void *out, size_t len) {
-  if (b->fd < 0) {
+  if (len > SHOAL_BOOT_MAX_LEN) return SHOAL_ERR_INVAL;
+  if (!b->ops) {
     if (len) memmove(out, in, len);
     return SHOAL_OK;
   }
-  shoal_boot_msg_t m;
-  if (send_msg(b, SHOAL_BOOT_ALLGATHER, 0, in, len) || io_all(b->fd, &m, sizeof m, false) ||
-      m.len != (uint64_t)len * (uint64_t)b->size)
-    return SHOAL_ERR_IO;
-  return len ? io_all(b->fd, out, m.len, false) : SHOAL_OK;
+  return b->ops->allgather(b, in, out, len);
 }
 
-shoal_status_t shoal_boot_barrier(shoal_boot_t *b) { return shoal_boot_allgather(b, NULL, NULL, 0); }
+shoal_status_t shoal_boot_barrier(shoal_boot_t *b) { return b->ops ? b->ops->barrier(b) : SHOAL_OK; }
 
 void shoal_boot_abort(shoal_boot_t *b, int status) {
-  if (b->fd >= 0) send_msg(b, SHOAL_BOOT_ABORT, status, NULL, 0);
+  if (b->ops) b->ops->abort(b, status, "shoal: the job is stopped (shmem_global_exit or a fatal error)");
 }
 
 void shoal_boot_fini(shoal_boot_t *b) {
-  if (b->fd < 0) return;
-  send_msg(b, SHOAL_BOOT_FINI, 0, NULL, 0);
-  close(b->fd);
-  b->fd = -1;
+  shoal_boot_node_fini(b);
+  if (b->ops) b->ops->fini(b);
+  b->ops = NULL;
+  free(b->local);
+  free(b->pids);
+  b->local = NULL;
+  b->pids = NULL;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 shoal_state_t shoal_g = {.boot = {.fd = -1}}; /* fd 0 would be stdin */
@@ -28,14 +29,68 @@ void *shoal_internal_alloc(size_t bytes, size_t align) {
   return shoal_g.heap_base + off;
 }
 
-/* Map every peer's heap memfd through /proc/<pid>/fd/<fd>: no name in the file system, nothing to clean up. */
+int shoal_memfd_create(const char *name, size_t len) {
+  int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, (off_t)len) || fcntl(fd, F_ADD_SEALS, SHOAL_MEMFD_SEALS)) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+/* A peer's descriptor is mapped only if it is what a PE of this job makes: a memfd of exactly len bytes, sealed
+ * against resizing (so no stranger's file, and no SIGBUS from a peer that shrinks it). */
+static const char *memfd_unfit(int fd, size_t len) {
+  struct stat st;
+  if (fd < 0) return "it sent no descriptor";
+  if (fstat(fd, &st) || !S_ISREG(st.st_mode)) return "its descriptor is not a memory file";
+  if ((uint64_t)st.st_size != (uint64_t)len) return "its descriptor has the wrong size";
+  if (fcntl(fd, F_GET_SEALS) != SHOAL_MEMFD_SEALS) return "its descriptor is not a sealed memfd";
+  return NULL;
+}
+
+shoal_status_t shoal_memfd_share(int fd, size_t len, char **peer, char *why, size_t whylen) {
+  int n = shoal_g.npes, *fds = calloc((size_t)n, sizeof *fds);
+  uint64_t *tags = calloc((size_t)n, sizeof *tags);
+  shoal_status_t rc = fds && tags ? shoal_boot_fd_allgather(&shoal_g.boot, fd, len, fds, tags) : SHOAL_ERR_NOMEM;
+  if (rc) snprintf(why, whylen, "the node's descriptor exchange failed");
+  for (int i = 0; !rc && i < shoal_g.boot.local_size; i++) {
+    int p = shoal_g.boot.local[i];
+    if (p == shoal_g.me) continue;
+    const char *bad = tags[p] != len ? "it announced another size" : memfd_unfit(fds[p], len);
+    char *m = bad ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fds[p], 0);
+    if (m == MAP_FAILED) {
+      snprintf(why, whylen, "PE %d: %s", p, bad ? bad : strerror(errno));
+      rc = SHOAL_ERR_IO;
+      for (int j = 0; j < i; j++)
+        if (shoal_g.boot.local[j] != shoal_g.me) munmap(peer[shoal_g.boot.local[j]], len), peer[shoal_g.boot.local[j]] = NULL;
+      break;
+    }
+    peer[p] = m;
+  }
+  for (int p = 0; fds && p < n; p++)
+    if (fds[p] >= 0) close(fds[p]); /* the mappings keep the memory */
+  free(fds);
+  free(tags);
+  return rc;
+}
+
+/* The heap: a sealed memfd per PE, mapped by every PE of the node (descriptors from shoal_boot_fd_allgather). */
 static shoal_status_t heap_init(const char *routine) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   size_t user = (shoal_env.symmetric_size + page - 1) & ~(page - 1);
   size_t total = SHOAL_INTERNAL_SIZE + user;
   int n = shoal_g.npes;
-  int fd = memfd_create("shoal-heap", MFD_CLOEXEC);
-  if (fd < 0 || ftruncate(fd, (off_t)total)) {
+  if (shoal_g.boot.local_size != n) {
+    shoal_warn("%s: %d of the job's %d PEs are on other nodes: this Shoal reaches PEs of one node only (no "
+               "transport between nodes yet); run every PE on one node", routine, n - shoal_g.boot.local_size, n);
+    return SHOAL_ERR_NOSYS;
+  }
+  int fd = shoal_memfd_create("shoal-heap", total);
+  if (fd < 0) {
     shoal_warn("%s: cannot create the %zu-byte symmetric heap: %s", routine, total, strerror(errno));
     return SHOAL_ERR_NOMEM;
   }
@@ -58,41 +113,29 @@ static shoal_status_t heap_init(const char *routine) {
   }
   if (base > res) munmap(res, (size_t)(base - res));
   munmap(base + total, (size_t)(res + slack - base)); /* base < res + slack: the tail is never empty */
-  struct { int64_t pid, fd; uint64_t size; } mine = {getpid(), fd, total}, *all = calloc((size_t)n, sizeof mine);
+  uint64_t *sizes = calloc((size_t)n, sizeof *sizes);
   shoal_g.peer_heap = calloc((size_t)n, sizeof(char *));
   shoal_g.heap_delta = calloc((size_t)n, sizeof(ptrdiff_t));
-  shoal_g.pids = calloc((size_t)n, sizeof(pid_t));
-  if (!all || !shoal_g.peer_heap || !shoal_g.heap_delta || !shoal_g.pids ||
-      shoal_boot_allgather(&shoal_g.boot, &mine, all, sizeof mine))
+  if (!sizes || !shoal_g.peer_heap || !shoal_g.heap_delta ||
+      shoal_boot_allgather(&shoal_g.boot, &(uint64_t){total}, sizes, sizeof *sizes))
     return SHOAL_ERR_NOMEM;
-  for (int p = 0; p < n; p++) {
-    shoal_g.pids[p] = (pid_t)all[p].pid;
-    if (all[p].size != total) {
+  for (int p = 0; p < n; p++)
+    if (sizes[p] != total) {
       char arg[200];
       snprintf(arg, sizeof arg, "SHMEM_SYMMETRIC_SIZE differs between PEs (PE %d: %zu bytes of heap, PE %d: %zu)",
-               shoal_g.me, total, p, (size_t)all[p].size);
+               shoal_g.me, total, p, (size_t)sizes[p]);
       init_fail(routine, "%s", arg);
     }
-    if (p == shoal_g.me) {
-      shoal_g.peer_heap[p] = base;
-      continue;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)all[p].pid, (int)all[p].fd);
-    int pfd = open(path, O_RDWR | O_CLOEXEC);
-    char *pb = pfd < 0 ? MAP_FAILED : mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, pfd, 0);
-    if (pfd >= 0) close(pfd);
-    if (pb == MAP_FAILED) {
-      shoal_warn("%s: cannot map PE %d's symmetric heap (%s): %s", routine, p, path, strerror(errno));
-      return SHOAL_ERR_IO;
-    }
-    shoal_g.peer_heap[p] = pb;
-    shoal_g.heap_delta[p] = pb - base;
+  free(sizes);
+  char why[200];
+  if (shoal_memfd_share(fd, total, shoal_g.peer_heap, why, sizeof why)) {
+    shoal_warn("%s: cannot map a peer's symmetric heap: %s", routine, why);
+    close(fd);
+    return SHOAL_ERR_IO;
   }
-  free(all);
-  /* Everyone has mapped everyone: the descriptors can go (the mappings keep the memory). */
-  if (shoal_boot_barrier(&shoal_g.boot)) return SHOAL_ERR_IO;
   close(fd);
+  shoal_g.peer_heap[shoal_g.me] = base;
+  for (int p = 0; p < n; p++) shoal_g.heap_delta[p] = shoal_g.peer_heap[p] - base;
   shoal_g.heap_fd = -1;
   shoal_g.heap_base = base;
   shoal_g.heap_size = total;
@@ -113,10 +156,8 @@ static void heap_fini(void) {
   shoal_alloc_fini(&shoal_g.alloc);
   free(shoal_g.peer_heap);
   free(shoal_g.heap_delta);
-  free(shoal_g.pids);
   shoal_g.peer_heap = NULL;
   shoal_g.heap_delta = NULL;
-  shoal_g.pids = NULL;
   shoal_g.heap_base = NULL;
   shoal_g.heap_size = 0;
 }
@@ -177,7 +218,7 @@ static void init_common(const char *routine, int requested) {
   unsigned mask = 0;
   shoal_log_parse_subsys(shoal_env.debug_subsys, &mask, NULL, NULL);
   shoal_log_mask = shoal_env.debug ? mask : 0;
-  if (shoal_boot_init(&shoal_g.boot)) shoal_fatal(routine, "bootstrap failed (is this program started by oshrun?)");
+  if (shoal_boot_init(&shoal_g.boot)) shoal_fatal(routine, "bootstrap failed (the line above says why)");
   shoal_g.me = shoal_g.boot.rank;
   shoal_g.npes = shoal_g.boot.size;
   shoal_g.thread_level = requested;
@@ -188,6 +229,7 @@ static void init_common(const char *routine, int requested) {
   shoal_g.state = 1; /* the module hooks below may call RMA */
   if (shoal_team_init()) shoal_fatal(routine, "team setup failed");
   if (shoal_gpu_init()) shoal_fatal(routine, "GPU setup failed");
+  shoal_boot_node_close(&shoal_g.boot); /* every descriptor is exchanged: nobody may connect any more */
   if (shoal_g.me == 0 && (shoal_env.info || shoal_env.version)) {
     if (shoal_env.info)
       shoal_env_print(&shoal_env, stdout);

@@ -87,19 +87,56 @@ shoal_status_t shoal_env_parse_size(const char *s, size_t *out);
 shoal_status_t shoal_env_parse_bool(const char *s, bool *out);
 shoal_status_t shoal_env_parse_long(const char *s, long *out);
 
-/* ---- bootstrap (boot.c): oshrun's Unix socket, or a 1-PE job ---- */
-typedef struct shoal_boot {
+/* ---- bootstrap (boot*.c): one contract, backends oshrun (boot_oshrun.c) and PMIx (boot_pmix.c) ---- */
+typedef struct shoal_boot shoal_boot_t;
+/* A backend (design 8, after SOS's runtime.h). init fills rank, size, local_rank, local_size and local[]; the rest
+ * is only called after a successful init. Unimplemented slots are never NULL. */
+typedef struct shoal_boot_ops {
+  size_t size; /* sizeof(shoal_boot_ops_t) */
+  const char *name;
+  shoal_status_t (*init)(shoal_boot_t *b);
+  shoal_status_t (*allgather)(shoal_boot_t *b, const void *in, void *out, size_t len);
+  shoal_status_t (*barrier)(shoal_boot_t *b);
+  void (*abort)(shoal_boot_t *b, int status, const char *msg);
+  void (*fini)(shoal_boot_t *b);
+} shoal_boot_ops_t;
+extern const shoal_boot_ops_t shoal_boot_oshrun_ops, shoal_boot_pmix_ops;
+
+struct shoal_boot {
   int rank, size, local_rank, local_size;
-  int fd;           /* socket to oshrun, -1 for a singleton */
-  pid_t launcher;   /* oshrun's pid, 0 for a singleton */
-} shoal_boot_t;
+  const shoal_boot_ops_t *ops; /* NULL for a 1-PE job */
+  int fd;                      /* oshrun: the socket to oshrun, else -1 */
+  void *priv;                  /* backend state */
+  int *local;                  /* [local_size] ranks of this node, ascending (local[local_rank] == rank) */
+  pid_t *pids;                 /* [size] pid of each PE of this node (0 for PEs of other nodes) */
+  /* the node's descriptor exchange (boot_node.c): the leader (local[0]) listens, the others connect to it */
+  int node_listen, node_fd;    /* leader: listening socket; other PEs: connection to the leader; else -1 */
+  int *node_conn;              /* leader: [local_size] connection of each local PE (-1 until it said hello) */
+  unsigned char node_secret[16];
+  char node_name[48];          /* the leader's abstract socket name */
+  uint32_t node_round;
+  char job[160];               /* the launcher's name for this job (nested programs, see boot.c) */
+};
 shoal_status_t shoal_boot_init(shoal_boot_t *b);
-/* Every PE contributes len bytes; out receives size*len bytes ordered by rank. Collective. */
+/* Every PE contributes len bytes (at most SHOAL_BOOT_MAX_LEN); out receives size*len bytes ordered by rank.
+ * Collective; SHOAL_ERR_IO when the bootstrap fails. */
 shoal_status_t shoal_boot_allgather(shoal_boot_t *b, const void *in, void *out, size_t len);
 shoal_status_t shoal_boot_barrier(shoal_boot_t *b);
+/* Descriptor all-gather among the PEs of this node (collective over every PE). Each PE gives fd (-1: it has none,
+ * its peers then see -1) and a tag (bytes the descriptor holds, say). On return fds[p] is a new descriptor of PE p's
+ * (the caller closes it) and tags[p] its tag, for every p != me on this node; -1 and 0 elsewhere. Descriptors travel
+ * as descriptors (SCM_RIGHTS) over the node's socket, whose every connection is checked (uid, pid, job secret). */
+shoal_status_t shoal_boot_fd_allgather(shoal_boot_t *b, int fd, uint64_t tag, int *fds, uint64_t *tags);
+/* boot_node.c: set up the node socket after the backend's init (an all-gather of pids, the leader's name and secret)
+ * and take it down; boot.c calls them. */
+shoal_status_t shoal_boot_node_init(shoal_boot_t *b);
+void shoal_boot_node_fini(shoal_boot_t *b);
+/* The end of init: no more descriptors to exchange, so the node socket closes (nobody can connect any more). */
+void shoal_boot_node_close(shoal_boot_t *b);
 /* Tell the launcher to stop every PE and exit with status (global_exit / fatal error). */
 void shoal_boot_abort(shoal_boot_t *b, int status);
 void shoal_boot_fini(shoal_boot_t *b);
+#define SHOAL_BOOT_MAX_LEN ((size_t)1 << 20) /* bytes one PE may contribute to an all-gather */
 
 /* ---- heap allocator (alloc.c): pure, deterministic, offsets in [0, size) ---- */
 typedef struct shoal_alloc_blk shoal_alloc_blk_t;
@@ -165,7 +202,6 @@ typedef struct shoal_state {
   ptrdiff_t *heap_delta;        /* == space[HEAP].delta, cached for the fast path */
   char **peer_heap;             /* [npes] base of each peer's heap mapping here */
   int heap_fd;
-  pid_t *pids;                  /* [npes] */
   shoal_alloc_t alloc;          /* user heap allocator, offsets from user_base */
   char *user_base;
   size_t internal_used;         /* bump pointer in the internal area */
@@ -176,6 +212,13 @@ typedef struct shoal_state {
 extern shoal_state_t shoal_g;
 
 /* ---- init.c ---- */
+/* Memory files of the symmetric spaces: a memfd of len bytes, sealed against resizing. -1 with errno on failure. */
+#define SHOAL_MEMFD_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+int shoal_memfd_create(const char *name, size_t len);
+/* Map, shared and read-write, the len-byte memfd of every other PE of this node into peer[p]; fd is ours (-1: we
+ * have none, and our peers fail). A peer's descriptor is mapped only when it is a sealed memfd of len bytes. On
+ * failure why names the PE and the reason, and nothing stays mapped. Collective over every PE. */
+shoal_status_t shoal_memfd_share(int fd, size_t len, char **peer, char *why, size_t whylen);
 /* Reserve bytes of symmetric internal memory (same offset on every PE: call in the same order everywhere). */
 void *shoal_internal_alloc(size_t bytes, size_t align);
 

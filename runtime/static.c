@@ -54,7 +54,7 @@ shoal_status_t shoal_static_init(void) {
   size_t len = hi - lo;
   if (!s.found || !len) {
     why = "no writable segment found in the executable";
-  } else if ((fd = memfd_create("shoal-static", MFD_CLOEXEC)) < 0 || ftruncate(fd, (off_t)len) ||
+  } else if ((fd = shoal_memfd_create("shoal-static", len)) < 0 ||
              /* the raw system call: the segment is copied whole, redzones that sanitizers poison included */
              syscall(SYS_pwrite64, fd, (void *)lo, len, (off_t)0) != (long)len) {
     why = strerror(errno);
@@ -62,32 +62,20 @@ shoal_status_t shoal_static_init(void) {
     why = strerror(errno); /* the original private mapping is still in place */
   }
   /* Every PE reports, so that all agree whether static data is symmetric. */
-  struct { int64_t pid, fd; uint64_t len; } mine = {getpid(), why ? -1 : fd, why ? 0 : len};
+  uint64_t mine = why ? 0 : len;
   int n = shoal_g.npes;
-  typeof(mine) *all = calloc((size_t)n, sizeof mine);
+  uint64_t *all = calloc((size_t)n, sizeof mine);
   static_delta = calloc((size_t)n, sizeof *static_delta);
   static_peer = calloc((size_t)n, sizeof *static_peer);
   if (!all || !static_delta || !static_peer || shoal_boot_allgather(&shoal_g.boot, &mine, all, sizeof mine))
     return SHOAL_ERR_NOMEM;
   for (int p = 0; p < n && !why; p++)
-    if (all[p].len != len) why = "PEs run different executables (data segments differ in size)";
-  for (int p = 0; p < n && !why; p++) {
-    if (p == shoal_g.me) {
-      static_peer[p] = (char *)lo;
-      continue;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)all[p].pid, (int)all[p].fd);
-    int pfd = open(path, O_RDWR | O_CLOEXEC);
-    char *m = pfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
-    if (pfd >= 0) close(pfd);
-    if (m == MAP_FAILED) {
-      why = strerror(errno);
-      break;
-    }
-    static_peer[p] = m;
-    static_delta[p] = m - (char *)lo;
-  }
+    if (all[p] != len) why = all[p] ? "PEs run different executables (data segments differ in size)"
+                                    : "another PE could not share them";
+  char whybuf[200];
+  if (shoal_memfd_share(why ? -1 : fd, len, static_peer, whybuf, sizeof whybuf) && !why) why = whybuf;
+  static_peer[shoal_g.me] = (char *)lo;
+  for (int p = 0; p < n && !why; p++) static_delta[p] = static_peer[p] - (char *)lo;
   /* Agree: if any PE failed, nobody uses static data as symmetric. */
   int ok = !why, *oks = calloc((size_t)n, sizeof(int));
   if (!oks || shoal_boot_allgather(&shoal_g.boot, &ok, oks, sizeof ok)) return SHOAL_ERR_NOMEM;
@@ -97,7 +85,7 @@ shoal_status_t shoal_static_init(void) {
   if (fd >= 0) close(fd);
   if (!ok) {
     for (int p = 0; p < n; p++)
-      if (p != shoal_g.me && static_peer[p]) munmap(static_peer[p], len);
+      if (p != shoal_g.me && static_peer[p]) munmap(static_peer[p], len), static_peer[p] = NULL;
     if (shoal_g.me == 0 || why)
       shoal_warn("shmem_init: global and static variables are not symmetric here (%s); use the symmetric heap",
                  why ? why : "another PE could not share them");
