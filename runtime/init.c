@@ -41,9 +41,7 @@ int shoal_memfd_create(const char *name, size_t len) {
   return fd;
 }
 
-/* A peer's descriptor is mapped only if it is what a PE of this job makes: a memfd of exactly len bytes, sealed
- * against resizing (so no stranger's file, and no SIGBUS from a peer that shrinks it). */
-static const char *memfd_unfit(int fd, size_t len) {
+const char *shoal_memfd_unfit(int fd, size_t len) {
   struct stat st;
   if (fd < 0) return "it sent no descriptor";
   if (fstat(fd, &st) || !S_ISREG(st.st_mode)) return "its descriptor is not a memory file";
@@ -60,7 +58,7 @@ shoal_status_t shoal_memfd_share(int fd, size_t len, char **peer, char *why, siz
   for (int i = 0; !rc && i < shoal_g.boot.local_size; i++) {
     int p = shoal_g.boot.local[i];
     if (p == shoal_g.me) continue;
-    const char *bad = tags[p] != len ? "it announced another size" : memfd_unfit(fds[p], len);
+    const char *bad = tags[p] != len ? "it announced another size" : shoal_memfd_unfit(fds[p], len);
     char *m = bad ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fds[p], 0);
     if (m == MAP_FAILED) {
       snprintf(why, whylen, "PE %d: %s", p, bad ? bad : strerror(errno));

@@ -215,6 +215,9 @@ extern shoal_state_t shoal_g;
 /* Memory files of the symmetric spaces: a memfd of len bytes, sealed against resizing. -1 with errno on failure. */
 #define SHOAL_MEMFD_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 int shoal_memfd_create(const char *name, size_t len);
+/* NULL when fd is what a PE of this job shares: a memfd of exactly len bytes sealed with SHOAL_MEMFD_SEALS (so no
+ * stranger's file, and no SIGBUS from a peer that shrinks it); else why not, in a few words. */
+const char *shoal_memfd_unfit(int fd, size_t len);
 /* Map, shared and read-write, the len-byte memfd of every other PE of this node into peer[p]; fd is ours (-1: we
  * have none, and our peers fail). A peer's descriptor is mapped only when it is a sealed memfd of len bytes. On
  * failure why names the PE and the reason, and nothing stays mapped. Collective over every PE. */
