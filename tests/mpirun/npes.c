@@ -1,0 +1,61 @@
+/* npes.c - one job of N PEs: the launcher's processes are the PEs of one job, not N 1-PE jobs.
+ *
+ * Usage: npes N [TOKEN]   (TOKEN is ignored: it marks the processes of one run in /proc/PID/cmdline)
+ * Checks: shmem_n_pes() == N; shmemx_local_n_pes() == N (one node); every PE's shmem_my_pe() distinct and in [0, N)
+ * (an fcollect of my_pe, and a fetch-add on a counter of PE 0 that ends at N); shmemx_local_pe() distinct too.
+ * Every PE prints "npes: PE i of n, local j of m"; PE 0 then prints "npes: OK: one job of N PEs". Exits 1 on any
+ * mismatch (after printing what it expected and what it got). */
+#include <shmem.h>
+#include <shmemx.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MAXPES 64
+static long pes[MAXPES], locals[MAXPES], mine[2];
+static long counter;
+static int fails;
+
+#define EXPECT(cond, ...)                                                                                             \
+  do {                                                                                                                 \
+    if (!(cond)) {                                                                                                     \
+      char m_[256];                                                                                                    \
+      snprintf(m_, sizeof m_, __VA_ARGS__);                                                                            \
+      fprintf(stderr, "npes: PE %d: %s\n", shmem_my_pe(), m_);                                                         \
+      fails++;                                                                                                         \
+    }                                                                                                                  \
+  } while (0)
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: npes N [TOKEN]\n");
+    return 2;
+  }
+  int want = atoi(argv[1]);
+  shmem_init();
+  int me = shmem_my_pe(), n = shmem_n_pes(), lme = shmemx_local_pe(), ln = shmemx_local_n_pes();
+  printf("npes: PE %d of %d, local %d of %d\n", me, n, lme, ln);
+  fflush(stdout);
+  EXPECT(n == want, "shmem_n_pes() is %d, expected %d", n, want);
+  EXPECT(ln == want, "shmemx_local_n_pes() is %d, expected %d (every PE on this node)", ln, want);
+  EXPECT(me >= 0 && me < n, "shmem_my_pe() %d is outside [0, %d)", me, n);
+  EXPECT(lme >= 0 && lme < ln, "shmemx_local_pe() %d is outside [0, %d)", lme, ln);
+  if (n <= MAXPES) {
+    mine[0] = me, mine[1] = lme;
+    shmem_long_fcollect(SHMEM_TEAM_WORLD, pes, &mine[0], 1);
+    shmem_long_fcollect(SHMEM_TEAM_WORLD, locals, &mine[1], 1);
+    for (int i = 0; i < n; i++) {
+      EXPECT(pes[i] == i, "PE %d's shmem_my_pe() is %ld, expected %d", i, pes[i], i);
+      for (int j = 0; j < i; j++)
+        EXPECT(locals[j] != locals[i], "PEs %d and %d both have shmemx_local_pe() %ld", j, i, locals[i]);
+    }
+  }
+  long before = shmem_long_atomic_fetch_add(&counter, 1, 0);
+  EXPECT(before >= 0 && before < n, "fetch-add on PE 0's counter returned %ld, expected [0, %d)", before, n);
+  shmem_barrier_all();
+  if (me == 0) {
+    EXPECT(counter == n, "PE 0's counter is %ld after every PE added 1, expected %d", counter, n);
+    if (!fails) printf("npes: OK: one job of %d PEs\n", n);
+  }
+  shmem_finalize();
+  return fails ? 1 : 0;
+}
