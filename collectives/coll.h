@@ -145,7 +145,7 @@ static inline void shoal_coll_debug_check(shoal_team_t *t, const char *routine, 
   if (SHOAL_UNLIKELY(shoal_env.debug) && t->size > 1) shoal_coll_debug_check_(t, routine, what_a, a, what_b, b);
 }
 
-/* ---- algorithm selection (coll_core.c): SHOAL_COLL_<FAMILY>_ALGO, checked at first use ---- */
+/* ---- algorithm selection (coll_core.c): SHOAL_COLL_<FAMILY>_ALGO, checked at init, looked up at first use ---- */
 enum shoal_coll_family { SHOAL_COLL_BARRIER, SHOAL_COLL_BCAST, SHOAL_COLL_FCOLLECT, SHOAL_COLL_ALLTOALL,
                          SHOAL_COLL_REDUCE, SHOAL_COLL_COLLECT, SHOAL_COLL_NFAMILY };
 enum { SHOAL_ALGO_AUTO = 0 };
@@ -156,7 +156,7 @@ enum { SHOAL_A2A_PUSH = 1, SHOAL_A2A_PAIRWISE };
 enum { SHOAL_REDUCE_ONESHOT = 1, SHOAL_REDUCE_RDBL, SHOAL_REDUCE_RSAG };
 extern int shoal_coll_algo_cache[SHOAL_COLL_NFAMILY];
 int shoal_coll_algo_parse(enum shoal_coll_family f, const char *routine);
-/* The forced algorithm of a family (SHOAL_ALGO_AUTO if none); fatal for an unknown name, listing the names. */
+/* The forced algorithm of a family (SHOAL_ALGO_AUTO if none). */
 static inline int shoal_coll_algo(enum shoal_coll_family f, const char *routine) {
   int a = shoal_coll_algo_cache[f];
   return SHOAL_LIKELY(a >= 0) ? a : shoal_coll_algo_parse(f, routine);

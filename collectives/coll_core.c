@@ -68,29 +68,16 @@ void shoal_coll_debug_check_(shoal_team_t *t, const char *routine, const char *w
 }
 
 /* ---- algorithm selection ---- */
+/* The names are the env table's (runtime/env.c), which checked the value at init: the position of a name there is
+ * its enum value. */
 static const char *const family_env[SHOAL_COLL_NFAMILY] = {
   "SHOAL_COLL_BARRIER_ALGO", "SHOAL_COLL_BCAST_ALGO", "SHOAL_COLL_FCOLLECT_ALGO",
   "SHOAL_COLL_ALLTOALL_ALGO", "SHOAL_COLL_REDUCE_ALGO", "SHOAL_COLL_COLLECT_ALGO"};
-/* Index = the algorithm's enum value (0 = auto). */
-static const char *const family_algos[SHOAL_COLL_NFAMILY][5] = {
-  [SHOAL_COLL_BARRIER] = {"auto", "dissemination", "linear"},
-  [SHOAL_COLL_BCAST] = {"auto", "push", "pull", "tree"},
-  [SHOAL_COLL_FCOLLECT] = {"auto", "push", "ring", "rdbl"},
-  [SHOAL_COLL_ALLTOALL] = {"auto", "push", "pairwise"},
-  [SHOAL_COLL_REDUCE] = {"auto", "oneshot", "rdbl", "rsag"},
-  [SHOAL_COLL_COLLECT] = {"auto", "push", "ring", "rdbl"},
-};
 int shoal_coll_algo_cache[SHOAL_COLL_NFAMILY] = {-1, -1, -1, -1, -1, -1};
 
 int shoal_coll_algo_parse(enum shoal_coll_family f, const char *routine) {
-  const char *v = shoal_env.coll_algo[f];
-  for (int i = 0; i < 5 && family_algos[f][i]; i++)
-    if (!strcmp(v, family_algos[f][i])) {
-      SHOAL_DEBUG(SHOAL_SUB_COLL, "%s=%s", family_env[f], v);
-      return shoal_coll_algo_cache[f] = i;
-    }
-  char names[128] = "";
-  for (int i = 0; i < 5 && family_algos[f][i]; i++)
-    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "|" : "", family_algos[f][i]);
-  shoal_fatal(routine, "%s=\"%s\" is not valid: expected %s", family_env[f], v, names);
+  int a = shoal_env_choice(family_env[f]);
+  if (a < 0) shoal_fatal(routine, "%s: not in the environment table (a bug)", family_env[f]);
+  SHOAL_DEBUG(SHOAL_SUB_COLL, "%s: %s=%s", routine, family_env[f], shoal_env.coll_algo[f]);
+  return shoal_coll_algo_cache[f] = a;
 }

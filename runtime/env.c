@@ -1,5 +1,6 @@
 /* env.c - every environment variable Shoal reads, declared in one table and parsed once at init (design 4). */
 #include "shoal.h"
+#include "topo.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,36 +21,44 @@ typedef struct env_var {
   const char *help;
 } env_var_t;
 
+/* Sizes: at most SHOAL_ENV_SIZE_MAX (2^62 bytes = 4194304T). */
+#define SIZE_ACCEPTS "bytes with optional k/K/m/M/g/G/t/T suffix, at most 4194304T"
 #define F(field) offsetof(shoal_env_t, field), sizeof(((shoal_env_t *)0)->field)
 static const env_var_t env_table[] = {
-  {"SHMEM_SYMMETRIC_SIZE", ENV_SIZE, "512M", F(symmetric_size), "bytes with optional k/K/m/M/g/G/t/T suffix",
-   "bytes of symmetric heap per PE"},
-  {"SHMEM_DEBUG", ENV_BOOL, "0", F(debug), "0/1/yes/no/true/false/on/off", "debug checks and messages"},
+  {"SHMEM_SYMMETRIC_SIZE", ENV_SIZE, "512M", F(symmetric_size), SIZE_ACCEPTS,
+   "bytes of symmetric heap per PE (SMA_SYMMETRIC_SIZE is read when this is not set)"},
+  {"SHMEM_DEBUG", ENV_BOOL, "0", F(debug), "0/1/yes/no/true/false/on/off",
+   "debug checks and messages (SMA_DEBUG is read when this is not set)"},
   {"SHMEM_INFO", ENV_BOOL, "0", F(info), "0/1/yes/no/true/false/on/off",
-   "print the version and every variable at init (PE 0)"},
-  {"SHMEM_VERSION", ENV_BOOL, "0", F(version), "0/1/yes/no/true/false/on/off", "print the library version at init"},
+   "print the version and every variable at init (PE 0) (SMA_INFO is read when this is not set)"},
+  {"SHMEM_VERSION", ENV_BOOL, "0", F(version), "0/1/yes/no/true/false/on/off",
+   "print the library version at init (SMA_VERSION is read when this is not set)"},
   {"SHOAL_DEBUG_SUBSYS", ENV_STR, "all", F(debug_subsys), "comma list of boot,topo,heap,shm,ofi,gpu,coll,all",
    "subsystems whose debug output SHMEM_DEBUG shows"},
-  {"SHOAL_SPIN", ENV_LONG, "-1", F(spin), "-1 (auto) or a count >= 1",
+  {"SHOAL_SPIN", ENV_LONG, "-1", F(spin), "-1 (auto) or a count >= 1 (at most 2147483647)",
    "polls before a waiting PE yields the CPU; auto: 64 when PEs outnumber cores, else 16384"},
   {"SHOAL_BIND", ENV_ENUM, "none", F(bind), "core|numa|none", "CPU binding (oshrun --bind-to sets it)"},
-  {"SHOAL_TOPO", ENV_STR, "", F(topo_src), "path of an hwloc .xml file, or a synthetic description",
-   "topology to use instead of this machine's (testing)"},
+  {"SHOAL_TOPO", ENV_STR, "", F(topo_src), "path of an hwloc .xml file, or a synthetic description (< 256 chars)",
+   "topology to use instead of this machine's (testing); unset: this machine's"},
   {"SHOAL_HEAP", ENV_ENUM, "host", F(heap_kind), "host|device", "where shmem_malloc allocates"},
-  {"SHOAL_DEVICE_SYMMETRIC_SIZE", ENV_SIZE, "1G", F(device_symmetric_size),
-   "bytes with optional k/K/m/M/g/G/t/T suffix", "bytes of GPU symmetric heap per PE"},
-  {"SHOAL_COLL_BARRIER_ALGO", ENV_STR, "auto", F(coll_algo[0]), "auto|dissemination|linear", "barrier algorithm"},
-  {"SHOAL_COLL_BCAST_ALGO", ENV_STR, "auto", F(coll_algo[1]), "auto|push|pull|tree", "broadcast algorithm"},
-  {"SHOAL_COLL_FCOLLECT_ALGO", ENV_STR, "auto", F(coll_algo[2]), "auto|push|ring|rdbl", "fcollect algorithm"},
-  {"SHOAL_COLL_ALLTOALL_ALGO", ENV_STR, "auto", F(coll_algo[3]), "auto|push|pairwise", "alltoall algorithm"},
-  {"SHOAL_COLL_REDUCE_ALGO", ENV_STR, "auto", F(coll_algo[4]), "auto|oneshot|rdbl|rsag", "reduction algorithm"},
-  {"SHOAL_COLL_COLLECT_ALGO", ENV_STR, "auto", F(coll_algo[5]), "auto|push|ring|rdbl", "collect algorithm"},
+  {"SHOAL_DEVICE_SYMMETRIC_SIZE", ENV_SIZE, "1G", F(device_symmetric_size), SIZE_ACCEPTS,
+   "bytes of GPU symmetric heap per PE"},
+  /* The algorithm families: the position of a name in accepts is its enum value (collectives/coll.h). */
+  {"SHOAL_COLL_BARRIER_ALGO", ENV_ENUM, "auto", F(coll_algo[0]), "auto|dissemination|linear",
+   "barrier algorithm of every barrier and sync (shmem_barrier_all and shmem_sync_all too)"},
+  {"SHOAL_COLL_BCAST_ALGO", ENV_ENUM, "auto", F(coll_algo[1]), "auto|push|pull|tree", "broadcast algorithm"},
+  {"SHOAL_COLL_FCOLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[2]), "auto|push|ring|rdbl", "fcollect algorithm"},
+  {"SHOAL_COLL_ALLTOALL_ALGO", ENV_ENUM, "auto", F(coll_algo[3]), "auto|push|pairwise", "alltoall algorithm"},
+  {"SHOAL_COLL_REDUCE_ALGO", ENV_ENUM, "auto", F(coll_algo[4]), "auto|oneshot|rdbl|rsag", "reduction algorithm"},
+  {"SHOAL_COLL_COLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[5]), "auto|push|ring|rdbl", "collect algorithm"},
   {"SHOAL_COLL_VARIANT", ENV_ENUM, "hoisted", F(coll_variant), "hoisted|naive", "GPU collective kernel variant"},
   {"SHOAL_COLL_GPU_G", ENV_ENUM, "auto", F(coll_gpu_g), "auto|1|2|4|8",
    "GPU fcollect/alltoall: destinations stored together (auto: fcollect min(W, 8), alltoall 2)"},
-  {"SHOAL_COLL_GPU_SMS", ENV_LONG, "-1", F(coll_gpu_sms), "-1 (auto: every multiprocessor) or a count >= 1",
+  {"SHOAL_COLL_GPU_SMS", ENV_LONG, "-1", F(coll_gpu_sms),
+   "-1 (auto: every multiprocessor) or a count >= 1 (at most 2147483647)",
    "GPU fcollect/alltoall: blocks of the persistent grid (COMM_SMS)"},
-  {"SHOAL_COLL_GPU_TILE", ENV_SIZE, "0", F(coll_gpu_tile), "0 (auto) or bytes, a multiple of 16, with k/K/m/M suffix",
+  {"SHOAL_COLL_GPU_TILE", ENV_SIZE, "0", F(coll_gpu_tile),
+   "0 (auto) or bytes, a multiple of 16, with k/K/m/M suffix, at most 4194304T",
    "GPU fcollect/alltoall: bytes per tile"},
   {"SHOAL_COLL_GPU_SYNC", ENV_ENUM, "auto", F(coll_gpu_sync), "auto|device|host",
    "GPU fcollect/alltoall completion: device flags in the kernel, or host barrier (auto: device under MPS or one PE per GPU)"},
@@ -118,14 +127,14 @@ static shoal_status_t parse_one(const env_var_t *v, const char *val, shoal_env_t
   switch (v->type) {
   case ENV_SIZE: {
     size_t x;
-    if (shoal_env_parse_size(val, &x)) return SHOAL_ERR_INVAL;
+    if (shoal_env_parse_size(val, &x) || x > SHOAL_ENV_SIZE_MAX) return SHOAL_ERR_INVAL;
     memcpy(field, &x, sizeof x);
     return SHOAL_OK;
   }
   case ENV_BOOL: return shoal_env_parse_bool(val, (bool *)field);
   case ENV_LONG: {
     long x;
-    if (shoal_env_parse_long(val, &x) || x == 0 || x < -1) return SHOAL_ERR_INVAL;
+    if (shoal_env_parse_long(val, &x) || x == 0 || x < -1 || x > INT_MAX) return SHOAL_ERR_INVAL;
     *(long *)field = x;
     return SHOAL_OK;
   }
@@ -140,31 +149,121 @@ static shoal_status_t parse_one(const env_var_t *v, const char *val, shoal_env_t
   return SHOAL_ERR_INVAL;
 }
 
+static shoal_status_t bad_value(char *err, size_t errlen, const char *name, const char *val, const char *accepts) {
+  snprintf(err, errlen, "%s=\"%s\" is not valid: expected %s", name, val, accepts);
+  return SHOAL_ERR_INVAL;
+}
+
+#define NVARS (sizeof env_table / sizeof env_table[0])
+
 shoal_status_t shoal_env_load(shoal_env_t *env, char *err, size_t errlen) {
   shoal_env_t e;
   memset(&e, 0, sizeof e);
-  for (size_t i = 0; i < sizeof env_table / sizeof env_table[0]; i++) {
+  char from[NVARS][40]; /* the name each value came from ("": the default) */
+  for (size_t i = 0; i < NVARS; i++) {
     const env_var_t *v = &env_table[i];
+    from[i][0] = 0;
     if (parse_one(v, v->def, &e)) return SHOAL_ERR; /* a bad default is a bug */
-    const char *val = getenv(v->name);
-    if (val && parse_one(v, val, &e)) {
-      snprintf(err, errlen, "%s=\"%s\" is not valid: expected %s", v->name, val, v->accepts);
-      return SHOAL_ERR_INVAL;
-    }
+    const char *val = getenv(v->name), *name = v->name;
+    /* The specification's variables (SHMEM_*) have deprecated SMA_* spellings that SOS and OSHMEM still read: used
+     * only when the SHMEM_ one is not set, and noted under SHMEM_DEBUG. */
+    char alias[40] = "";
+    if (!strncmp(v->name, "SHMEM_", 6)) snprintf(alias, sizeof alias, "SMA_%s", v->name + 6);
+    const char *old = alias[0] ? getenv(alias) : NULL;
+    if (old)
+      snprintf(e.aliases + strlen(e.aliases), sizeof e.aliases - strlen(e.aliases), "%s%s %s", *e.aliases ? "; " : "",
+               alias, val ? "ignored: its SHMEM_ name is set" : "read (deprecated spelling)");
+    if (!val && old) val = old, name = alias;
+    if (val && parse_one(v, val, &e)) return bad_value(err, errlen, name, val, v->accepts);
+    if (val) snprintf(from[i], sizeof from[i], "%s", name);
   }
-  if (e.symmetric_size == 0) {
-    snprintf(err, errlen, "SHMEM_SYMMETRIC_SIZE=\"%s\" is not valid: expected a size of at least 1 byte",
-             getenv("SHMEM_SYMMETRIC_SIZE"));
-    return SHOAL_ERR_INVAL;
-  }
+  /* Checks that one value's syntax cannot express. The table's first entry is SHMEM_SYMMETRIC_SIZE. */
+  if (e.symmetric_size == 0)
+    return bad_value(err, errlen, from[0], getenv(from[0]), "a size of at least 1 byte");
   unsigned mask;
-  if (shoal_log_parse_subsys(e.debug_subsys, &mask, NULL, NULL)) {
-    snprintf(err, errlen, "SHOAL_DEBUG_SUBSYS=\"%s\" is not valid: expected a comma list of "
-             "boot,topo,heap,shm,ofi,gpu,coll,all", e.debug_subsys);
-    return SHOAL_ERR_INVAL;
-  }
+  if (shoal_log_parse_subsys(e.debug_subsys, &mask, NULL, NULL))
+    return bad_value(err, errlen, "SHOAL_DEBUG_SUBSYS", e.debug_subsys,
+                     "a comma list of boot,topo,heap,shm,ofi,gpu,coll,all");
+  if (e.coll_gpu_tile % 16)
+    return bad_value(err, errlen, "SHOAL_COLL_GPU_TILE", getenv("SHOAL_COLL_GPU_TILE"),
+                     "0 (auto) or a multiple of 16 bytes");
+  const char *topo = getenv("SHOAL_TOPO");
+  if (topo && !*topo) /* the file or description itself is read (and refused) by topology setup at init */
+    return bad_value(err, errlen, "SHOAL_TOPO", topo, SHOAL_TOPO_ACCEPTS " (unset it for this machine's topology)");
   *env = e;
   return SHOAL_OK;
+}
+
+/* Variables of our prefixes that are no entry of the table but are read by name: the launchers' (oshrun sets them
+ * for every PE) and the compiler wrappers' (SHOAL_CC, SHOAL_CXX: issue 13 items 1 and 2, as Open MPI's OMPI_CC). */
+static const char *const env_other[] = {"SHOAL_BOOT_ADDR", "SHOAL_BOOT_SECRET", "SHOAL_RANK", "SHOAL_SIZE",
+                                        "SHOAL_LOCAL_RANK", "SHOAL_LOCAL_SIZE", "SHOAL_PE_JOB", "SHOAL_CC",
+                                        "SHOAL_CXX"};
+
+/* Edit distance of a and b (insertions, deletions, substitutions), or 99 when either is longer than 63. */
+static int edit_distance(const char *a, size_t na, const char *b) {
+  size_t nb = strlen(b);
+  int row[64];
+  if (na > 63 || nb > 63) return 99;
+  for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+  for (size_t i = 1; i <= na; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= nb; j++) {
+      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[nb];
+}
+
+extern char **environ;
+
+int shoal_env_unknown(char *buf, size_t len) {
+  int count = 0;
+  if (len) *buf = 0;
+  for (char **ep = environ; ep && *ep; ep++) {
+    const char *kv = *ep;
+    size_t n = strcspn(kv, "=");
+    if (strncmp(kv, "SHMEM_", 6) && strncmp(kv, "SHOAL_", 6)) continue;
+    bool known = false;
+    const char *near = NULL;
+    int dist = n >= 16 ? 3 : 2; /* suggest a name at most 2 edits away (1 for short names: SHOAL_FOO is no typo) */
+    for (size_t i = 0; i < NVARS && !known; i++) {
+      known = strlen(env_table[i].name) == n && !strncmp(kv, env_table[i].name, n);
+      int d = edit_distance(kv, n, env_table[i].name);
+      if (d < dist) dist = d, near = env_table[i].name;
+    }
+    for (size_t i = 0; i < sizeof env_other / sizeof *env_other && !known; i++)
+      known = strlen(env_other[i]) == n && !strncmp(kv, env_other[i], n);
+    if (known) continue;
+    size_t used = strlen(buf);
+    if (near)
+      snprintf(buf + used, len - used, "%s%.*s (did you mean %s?)", count ? ", " : "", (int)n, kv, near);
+    else
+      snprintf(buf + used, len - used, "%s%.*s", count ? ", " : "", (int)n, kv);
+    count++;
+  }
+  return count;
+}
+
+int shoal_env_choice(const char *name) {
+  for (size_t i = 0; i < NVARS; i++) {
+    const env_var_t *v = &env_table[i];
+    if (v->type != ENV_ENUM || strcmp(v->name, name)) continue;
+    const char *val = (const char *)&shoal_env + v->off;
+    size_t n = strlen(val);
+    int k = 0;
+    for (const char *p = v->accepts; *p; k++) {
+      size_t m = strcspn(p, "|");
+      if (m == n && !strncmp(p, val, n)) return k;
+      p += m + (p[m] == '|');
+    }
+  }
+  return -1;
 }
 
 void shoal_env_print(const shoal_env_t *env, FILE *out) {

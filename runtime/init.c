@@ -76,10 +76,25 @@ shoal_status_t shoal_memfd_share(int fd, size_t len, char **peer, char *why, siz
   return rc;
 }
 
+/* A heap this PE cannot have: one line naming the variable that sized it (SHMEM_SYMMETRIC_SIZE, its SMA_
+ * spelling, or the default). */
+_Noreturn static void heap_size_fail(const char *routine, int n, size_t total, const char *why) {
+  const char *name = getenv("SHMEM_SYMMETRIC_SIZE") ? "SHMEM_SYMMETRIC_SIZE"
+                     : getenv("SMA_SYMMETRIC_SIZE") ? "SMA_SYMMETRIC_SIZE"
+                                                    : NULL;
+  char what[200];
+  snprintf(what, sizeof what, "%d PE%s x %zu bytes + 1 GiB of alignment: %s", n, n > 1 ? "s" : "", total, why);
+  if (!name)
+    shoal_fatal(routine, "SHMEM_SYMMETRIC_SIZE is not set and its default is too large here: the heaps do not fit "
+                "this process's address space (%s)", what);
+  shoal_fatal(routine, "%s=\"%s\" is not valid: expected a size whose heaps fit this process's address space (%s)",
+              name, getenv(name), what);
+}
+
 /* The heap: a sealed memfd per PE, mapped by every PE of the node (descriptors from shoal_boot_fd_allgather). */
 static shoal_status_t heap_init(const char *routine) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t user = (shoal_env.symmetric_size + page - 1) & ~(page - 1);
+  size_t user = (shoal_env.symmetric_size + page - 1) & ~(page - 1); /* no wrap: the size is <= SHOAL_ENV_SIZE_MAX */
   size_t total = SHOAL_INTERNAL_SIZE + user;
   int n = shoal_g.npes;
   if (shoal_g.boot.local_size != n) {
@@ -87,6 +102,14 @@ static shoal_status_t heap_init(const char *routine) {
                "transport between nodes yet); run every PE on one node", routine, n - shoal_g.boot.local_size, n);
     return SHOAL_ERR_NOSYS;
   }
+  /* Every PE maps every local heap: refuse a size whose mappings do not fit this address space now, with the
+   * variable's name, rather than fail at one of the mappings below. */
+  size_t need;
+  if (__builtin_mul_overflow(total, (size_t)n, &need) || __builtin_add_overflow(need, SHOAL_HEAP_MAX_ALIGN, &need))
+    heap_size_fail(routine, n, total, "more than 2^64 bytes");
+  void *probe = mmap(NULL, need, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (probe == MAP_FAILED) heap_size_fail(routine, n, total, strerror(errno));
+  munmap(probe, need);
   int fd = shoal_memfd_create("shoal-heap", total);
   if (fd < 0) {
     shoal_warn("%s: cannot create the %zu-byte symmetric heap: %s", routine, total, strerror(errno));
@@ -167,12 +190,14 @@ int shoal_topo_gpu_busid(char *busid, size_t len) {
   return pe_gpu_busid[0] ? 0 : -1;
 }
 
-static void topo_init(void) {
+static void topo_init(const char *routine) {
   hwloc_topology_t t;
   shoal_bind_t b = SHOAL_BIND_NONE;
+  char msg[512];
   shoal_topo_parse_bind(shoal_env.bind, &b);
-  if (shoal_topo_load(&t, shoal_env.topo_src[0] ? shoal_env.topo_src : NULL)) {
-    shoal_warn("shmem_init: cannot read the node topology (hwloc); running without GPU mapping");
+  if (shoal_topo_load_env(&t, shoal_env.topo_src[0] ? shoal_env.topo_src : NULL, msg, sizeof msg)) {
+    if (shoal_env.topo_src[0]) shoal_fatal(routine, "%s", msg); /* a value the user gave (an empty one: env.c) */
+    shoal_warn("%s: cannot read the node topology (hwloc); running without GPU mapping", routine);
     return;
   }
   shoal_topo_map_t m;
@@ -218,12 +243,20 @@ static void init_common(const char *routine, int requested) {
   shoal_log_mask = shoal_env.debug ? mask : 0;
   if (shoal_boot_init(&shoal_g.boot)) shoal_fatal(routine, "bootstrap failed (the line above says why)");
   shoal_g.me = shoal_g.boot.rank;
+  if (shoal_g.me == 0) { /* once per job, as UCX warns of unused variables */
+    char unknown[1024];
+    int nu = shoal_env_unknown(unknown, sizeof unknown);
+    if (nu)
+      shoal_warn("%s: ignoring unknown environment variable%s %s (SHMEM_INFO=1 lists the ones Shoal reads)", routine,
+                 nu > 1 ? "s" : "", unknown);
+    if (shoal_env.debug && shoal_env.aliases[0]) shoal_warn("%s: %s", routine, shoal_env.aliases);
+  }
   shoal_g.npes = shoal_g.boot.size;
   shoal_g.thread_level = requested;
   shoal_g.spin = shoal_env.spin > 0 ? shoal_env.spin : (shoal_g.boot.local_size > cpus_available() ? 64 : 1 << 14);
   if (heap_init(routine)) shoal_fatal(routine, "cannot set up the symmetric heap");
   if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
-  topo_init();
+  topo_init(routine);
   shoal_g.state = 1; /* the module hooks below may call RMA */
   if (shoal_team_init()) shoal_fatal(routine, "team setup failed");
   if (shoal_gpu_init()) shoal_fatal(routine, "GPU setup failed");

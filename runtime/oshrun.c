@@ -463,8 +463,12 @@ int main(int argc, char **argv) {
   shoal_bind_t bpol = SHOAL_BIND_NONE;
   shoal_topo_parse_bind(bindpol, &bpol);
   hwloc_topology_t topo = NULL;
-  if ((bpol != SHOAL_BIND_NONE || report) && shoal_topo_load(&topo, getenv("SHOAL_TOPO"))) {
-    fprintf(stderr, "oshrun: cannot read the topology (hwloc)\n");
+  char topo_msg[512];
+  /* A SHOAL_TOPO that is set is read here even when nothing needs it, so that a bad one gives oshrun's one line
+   * instead of one from every PE's shmem_init. */
+  if ((bpol != SHOAL_BIND_NONE || report || getenv("SHOAL_TOPO")) &&
+      shoal_topo_load_env(&topo, getenv("SHOAL_TOPO"), topo_msg, sizeof topo_msg)) {
+    fprintf(stderr, "oshrun: %s\n", topo_msg);
     return 1;
   }
   bool do_bind = bpol != SHOAL_BIND_NONE;

@@ -76,10 +76,21 @@ typedef struct shoal_env {
   char coll_gpu_pipe[8];   /* SHOAL_COLL_GPU_PIPE: auto | on | off */
   char gpu_heap_map[8];    /* SHOAL_GPU_HEAP_MAP: auto | vmm | ipc */
   char coll_gpu_scope[8];  /* SHOAL_COLL_GPU_SCOPE: auto | sys */
+  char aliases[256];       /* not a variable: the deprecated SMA_ spellings found, and what was done with each */
 } shoal_env_t;
 extern shoal_env_t shoal_env;
-/* Parse every variable once from getenv; on a bad value fills err (variable, value, what is accepted). */
+/* Largest value of a size variable: every sum and page round-up done with one stays far from overflow. */
+#define SHOAL_ENV_SIZE_MAX ((size_t)1 << 62)
+/* Parse every variable once from getenv (a deprecated SMA_ spelling where the SHMEM_ one is not set); on a bad
+ * value fills err with one line naming the variable as set, the value and what is accepted; *env is then untouched. */
 shoal_status_t shoal_env_load(shoal_env_t *env, char *err, size_t errlen);
+/* Environment variables named SHMEM_* or SHOAL_* that Shoal does not know (a typo, another library's), as a comma
+ * list in buf (with the nearest known name where one is 1 edit away, or 2 for names of 16+ characters);
+ * returns how many. */
+int shoal_env_unknown(char *buf, size_t len);
+/* Position of the current value of ENV_ENUM variable name among its accepted names (0 = the first), -1 if name is
+ * not such a variable. */
+int shoal_env_choice(const char *name);
 /* Print every variable with value and help (SHMEM_INFO). */
 void shoal_env_print(const shoal_env_t *env, FILE *out);
 /* Size with optional k/K/m/M/g/G/t/T suffix (powers of 1024); rejects negatives, junk and overflow. */

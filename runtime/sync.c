@@ -1,6 +1,6 @@
 /* sync.c - fence, quiet, and the all-PE barrier: a dissemination barrier over flags in the internal symmetric area
  * (one cache line per round), so two PEs meet in one cache-line exchange each way. */
-#include "shoal.h"
+#include "coll.h"
 
 #include <sched.h>
 
@@ -48,13 +48,22 @@ void shoal_barrier_world(void) {
   }
 }
 
+/* SHOAL_COLL_BARRIER_ALGO applies here too: linear is SHMEM_TEAM_WORLD's linear barrier; auto and dissemination
+ * are the dissemination barrier above (its own flags: init and finalize use it before and after teams exist). */
+static void barrier_all(const char *routine) {
+  if (SHOAL_UNLIKELY(shoal_coll_algo(SHOAL_COLL_BARRIER, routine) == SHOAL_BARRIER_LINEAR))
+    shoal_coll_barrier((shoal_team_t *)SHMEM_TEAM_WORLD, routine);
+  else
+    shoal_barrier_world();
+}
+
 void shmem_barrier_all(void) {
   SHOAL_CHECK_INIT("shmem_barrier_all");
   shmem_quiet();
-  shoal_barrier_world();
+  barrier_all("shmem_barrier_all");
 }
 
 void shmem_sync_all(void) {
   SHOAL_CHECK_INIT("shmem_sync_all");
-  shoal_barrier_world();
+  barrier_all("shmem_sync_all");
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define TOPO_VENDOR_NVIDIA 0x10de
 #define TOPO_VENDOR_AMD 0x1002
@@ -46,6 +47,31 @@ int shoal_topo_load(hwloc_topology_t *out, const char *src)
 fail:
     hwloc_topology_destroy(t);
     return SHOAL_ERR;
+}
+
+int shoal_topo_load_env(hwloc_topology_t *out, const char *src, char *msg, size_t len)
+{
+    size_t n = src ? strlen(src) : 0;
+    int rc;
+
+    if (src && !n) {
+        snprintf(msg, len, "SHOAL_TOPO=\"\" is not valid: expected %s (unset it for this machine's topology)",
+                 SHOAL_TOPO_ACCEPTS);
+        return SHOAL_ERR_INVAL;
+    }
+    rc = shoal_topo_load(out, src);
+    if (rc == SHOAL_OK)
+        return rc;
+    if (!src)
+        snprintf(msg, len, "cannot read this machine's topology (hwloc)");
+    else if (n >= 4 && strcmp(src + n - 4, ".xml") == 0 && access(src, R_OK) != 0)
+        snprintf(msg, len, "SHOAL_TOPO=\"%s\" is not valid: cannot read %s: %s", src, src, strerror(errno));
+    else if (n >= 4 && strcmp(src + n - 4, ".xml") == 0)
+        snprintf(msg, len, "SHOAL_TOPO=\"%s\" is not valid: hwloc cannot load it as an XML topology", src);
+    else
+        snprintf(msg, len, "SHOAL_TOPO=\"%s\" is not valid: expected %s (hwloc rejects this description)", src,
+                 SHOAL_TOPO_ACCEPTS);
+    return rc;
 }
 
 /* PCI display-class functions that are compute GPUs; AMD Instinct boards report 0x0380 (MI100/MI200) or 0x1200

@@ -40,6 +40,15 @@ typedef struct shoal_topo_map {
  * kept (important ones) in all three cases. Errors: SHOAL_ERR_NOMEM, SHOAL_ERR (hwloc refused the source). */
 int shoal_topo_load(hwloc_topology_t *out, const char *src);
 
+/* What SHOAL_TOPO accepts, for the messages that refuse a value. */
+#define SHOAL_TOPO_ACCEPTS "the path of an hwloc .xml file, or a synthetic description such as \"pack:2 core:4 pu:1\""
+
+/* shoal_topo_load of SHOAL_TOPO's value src (NULL: unset, this machine). On failure msg gets one line without a
+ * prefix: 'SHOAL_TOPO="<src>" is not valid: <why>' (an empty value, a file that cannot be read or parsed, a
+ * description hwloc rejects), or, for this machine, that hwloc cannot read it. Errors as shoal_topo_load's, and
+ * SHOAL_ERR_INVAL for an empty src. */
+int shoal_topo_load_env(hwloc_topology_t *out, const char *src, char *msg, size_t len);
+
 /* The node's GPUs: PCI class 0x0300 VGA, 0x0302 3D, 0x0380 display (AMD MI100/MI200) or 0x1200 processing
  * accelerator (AMD MI300), vendor NVIDIA 0x10de or AMD 0x1002, sorted by (domain, bus, device, function).
  * Fills at most max entries of gpus (may be NULL when max is 0) and returns the total count, >= 0, which may exceed

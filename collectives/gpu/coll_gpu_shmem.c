@@ -72,9 +72,7 @@ static void cfg_from_env(void) {
                : !strcmp(shoal_env.coll_gpu_pipe, "off") ? SHOAL_COLL_GPU_PIPE_OFF
                                                          : SHOAL_COLL_GPU_PIPE_AUTO;
   C.cfg.scope = strcmp(shoal_env.coll_gpu_scope, "sys") ? SHOAL_COLL_GPU_SCOPE_AUTO : SHOAL_COLL_GPU_SCOPE_SYS;
-  if (C.cfg.tile % 16)
-    shoal_fatal("shmem_init", "SHOAL_COLL_GPU_TILE=%zu is not valid: expected 0 (auto) or a multiple of 16 bytes",
-                C.cfg.tile);
+  /* SHOAL_COLL_GPU_TILE is a multiple of 16: runtime/env.c refused anything else at init. */
 }
 
 int shoal_coll_gpu_init(void) {

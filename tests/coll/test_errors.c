@@ -69,8 +69,12 @@ int main(int argc, char **argv) {
     shmem_int_max_to_all((int *)b, (int *)a, -1, 0, 0, n, (int *)b, pSync);
   } else if (!strcmp(m, "alltoalls_stride")) {
     shmem_long_alltoalls(SHMEM_TEAM_WORLD, b, a, 0, 1, 1);
-  } else if (!strcmp(m, "algo")) { /* SHOAL_COLL_REDUCE_ALGO=fast */
+  } else if (!strcmp(m, "algo")) { /* SHOAL_COLL_REDUCE_ALGO=fast: refused by shmem_init, before this */
     shmem_long_sum_reduce(SHMEM_TEAM_WORLD, b, a, 1);
+  } else if (!strcmp(m, "algo_barrier")) { /* SHOAL_COLL_BARRIER_ALGO=tree: the same, before this */
+    shmem_team_sync(SHMEM_TEAM_WORLD);
+  } else if (!strcmp(m, "algo_bcast")) {
+    shmem_long_broadcast(SHMEM_TEAM_WORLD, b, a, 1, 0);
   } else if (strcmp(m, "ok")) {
     fprintf(stderr, "test_errors: unknown mode %s\n", m);
     return 2;

@@ -2,11 +2,13 @@
 """check_run.py - run a command and check its exit status and output (used by the multi-PE tests).
 
   check_run.py [--status N|nonzero] [--stdout RE]... [--stderr RE]... [--no-stdout RE]... [--no-stderr RE]...
-               [--count-stdout N RE]... [--stdin TEXT | --stdin-socket] [--env VAR=VALUE]... [--max-seconds S]
+               [--count-stdout N RE]... [--count-stderr N RE]... [--stdin TEXT | --stdin-socket] [--env VAR=VALUE]...
+               [--unset VAR]... [--max-seconds S]
                -- command [args...]
 
 --stdout/--stderr RE: some line of that stream matches RE (Python re, searched per line; anchor with ^ and $).
---no-stdout/--no-stderr RE: no line matches.  --count-stdout N RE: exactly N lines match.
+--no-stdout/--no-stderr RE: no line matches.  --count-stdout/--count-stderr N RE: exactly N lines match.
+--env VAR=VALUE: set VAR (an empty VALUE sets it empty); --unset VAR: remove it from the command's environment.
 --status: the exit status, a number or 'nonzero' (default 0).  --max-seconds: the command's wall time limit.
 --stdin-socket: stdin is a Unix socket, and nothing may be written into it (a runtime that mistakes fd 0 for its
 bootstrap socket would send its messages there).
@@ -29,6 +31,8 @@ def main():
     ap.add_argument('--no-stdout', action='append', default=[])
     ap.add_argument('--no-stderr', action='append', default=[])
     ap.add_argument('--count-stdout', nargs=2, action='append', default=[], metavar=('N', 'RE'))
+    ap.add_argument('--count-stderr', nargs=2, action='append', default=[], metavar=('N', 'RE'))
+    ap.add_argument('--unset', action='append', default=[])
     ap.add_argument('--stdin', default=None)
     ap.add_argument('--stdin-socket', action='store_true')
     ap.add_argument('--env', action='append', default=[])
@@ -42,6 +46,8 @@ def main():
     for kv in a.env:
         k, _, v = kv.partition('=')
         env[k] = v
+    for k in a.unset:
+        env.pop(k, None)
     t0 = time.monotonic()
     sock = socket.socketpair() if a.stdin_socket else None
     io = {'stdin': sock[1]} if sock else {'input': (a.stdin or '').encode()}
@@ -67,10 +73,11 @@ def main():
             bad = [ln for ln in lines if re.search(rx, ln)]
             if bad:
                 problems.append(f'{name} line {bad[0]!r} matches the unwanted {rx!r}')
-    for n, rx in a.count_stdout:
-        got = sum(1 for ln in out.splitlines() if re.search(rx, ln))
-        if got != int(n):
-            problems.append(f'{got} stdout lines match {rx!r}, expected {n}')
+    for name, text, counts in (('stdout', out, a.count_stdout), ('stderr', err, a.count_stderr)):
+        for n, rx in counts:
+            got = sum(1 for ln in text.splitlines() if re.search(rx, ln))
+            if got != int(n):
+                problems.append(f'{got} {name} lines match {rx!r}, expected {n}')
     if sock:
         sock[1].close()
         sock[0].setblocking(False)

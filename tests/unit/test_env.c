@@ -138,9 +138,16 @@ END_TEST
 /* ---- shoal_env_load: defaults, overrides, and errors naming variable, value and what is accepted ---- */
 static const char *managed[] = {"SHMEM_SYMMETRIC_SIZE", "SHMEM_DEBUG", "SHMEM_INFO", "SHMEM_VERSION",
                                 "SHOAL_DEBUG_SUBSYS", "SHOAL_SPIN", "SHOAL_BIND", "SHOAL_HEAP",
-                                "SHOAL_DEVICE_SYMMETRIC_SIZE", "SHOAL_COLL_VARIANT", "SHOAL_TOPO"};
+                                "SHOAL_DEVICE_SYMMETRIC_SIZE", "SHOAL_COLL_VARIANT", "SHOAL_TOPO",
+                                "SHOAL_COLL_BARRIER_ALGO", "SHOAL_COLL_BCAST_ALGO", "SHOAL_COLL_FCOLLECT_ALGO",
+                                "SHOAL_COLL_ALLTOALL_ALGO", "SHOAL_COLL_REDUCE_ALGO", "SHOAL_COLL_COLLECT_ALGO",
+                                "SHOAL_COLL_GPU_TILE", "SHOAL_COLL_GPU_SMS"};
+/* Set by these tests only: the SMA_ spellings and names that are no variable of ours. */
+static const char *extra[] = {"SMA_SYMMETRIC_SIZE", "SMA_DEBUG", "SMA_INFO", "SMA_VERSION", "SHMEM_SYMETRIC_SIZE",
+                              "SHOAL_FOO", "SHOAL_COLL_BCAST_ALG", "SHMEM_X"};
 static void env_clear(void) {
   for (size_t i = 0; i < sizeof managed / sizeof *managed; i++) unsetenv(managed[i]);
+  for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) unsetenv(extra[i]);
 }
 
 static shoal_env_t poisoned(void) {
@@ -224,6 +231,123 @@ START_TEST(load_rejects) {
   load_bad("SHOAL_HEAP", "gpu", "host|device");
   load_bad("SHOAL_COLL_VARIANT", "fast", "hoisted|naive");
   load_bad("SHOAL_DEBUG_SUBSYS", "boot,disk", "boot,topo,heap,shm,ofi,gpu,coll");
+  /* Sizes whose page round-up or internal-area addition would wrap, and the first one past the limit. */
+  load_bad("SHMEM_SYMMETRIC_SIZE", "18446744073709551615", "at most 4194304T");
+  load_bad("SHMEM_SYMMETRIC_SIZE", "18446744073709547520", "at most 4194304T");
+  load_bad("SHMEM_SYMMETRIC_SIZE", "4611686018427387905", "at most 4194304T");
+  load_bad("SHMEM_SYMMETRIC_SIZE", "4194305T", "at most 4194304T");
+  load_bad("SHOAL_DEVICE_SYMMETRIC_SIZE", "18446744073709551615", "at most 4194304T");
+  load_bad("SHOAL_COLL_GPU_TILE", "16777216T", "at most 4194304T");
+  load_bad("SHOAL_COLL_GPU_TILE", "24", "a multiple of 16 bytes");
+  load_bad("SHOAL_COLL_GPU_SMS", "2147483648", "at most 2147483647");
+  load_bad("SHOAL_SPIN", "9999999999", "at most 2147483647");
+  /* Every value is checked at init, the algorithm families too (not at the first collective). */
+  load_bad("SHOAL_COLL_BARRIER_ALGO", "tree", "auto|dissemination|linear");
+  load_bad("SHOAL_COLL_BCAST_ALGO", "PUSH", "auto|push|pull|tree");
+  load_bad("SHOAL_COLL_FCOLLECT_ALGO", "", "auto|push|ring|rdbl");
+  load_bad("SHOAL_COLL_ALLTOALL_ALGO", "ring", "auto|push|pairwise");
+  load_bad("SHOAL_COLL_REDUCE_ALGO", "fast", "auto|oneshot|rdbl|rsag");
+  load_bad("SHOAL_COLL_COLLECT_ALGO", "PUSH", "auto|push|ring|rdbl");
+  load_bad("SHOAL_TOPO", "", "the path of an hwloc .xml file, or a synthetic description");
+  /* A bad deprecated spelling is named as set. */
+  load_bad("SMA_SYMMETRIC_SIZE", "12Q", sz);
+  load_bad("SMA_SYMMETRIC_SIZE", "0", "at least 1 byte");
+  load_bad("SMA_DEBUG", "maybe", "yes/no");
+  load_bad("SMA_INFO", "2", "yes/no");
+  load_bad("SMA_VERSION", "x", "yes/no");
+}
+END_TEST
+
+START_TEST(load_limits) {
+  env_clear();
+  setenv("SHMEM_SYMMETRIC_SIZE", "4194304T", 1); /* the largest accepted (whether it can be mapped: heap_init) */
+  setenv("SHOAL_SPIN", "2147483647", 1);
+  setenv("SHOAL_COLL_GPU_TILE", "64k", 1);
+  shoal_env_t e = poisoned();
+  char err[512];
+  ck_assert_msg(shoal_env_load(&e, err, sizeof err) == SHOAL_OK, "%s", err);
+  ck_assert_uint_eq(e.symmetric_size, (size_t)1 << 62);
+  ck_assert_int_eq(e.spin, 2147483647);
+  ck_assert_uint_eq(e.coll_gpu_tile, 65536);
+  env_clear();
+}
+END_TEST
+
+/* SMA_ spellings: read when the SHMEM_ name is not set, ignored when it is; e.aliases says which. */
+START_TEST(load_sma) {
+  env_clear();
+  setenv("SMA_SYMMETRIC_SIZE", "3m", 1);
+  setenv("SMA_DEBUG", "1", 1);
+  setenv("SMA_INFO", "yes", 1);
+  setenv("SMA_VERSION", "on", 1);
+  shoal_env_t e = poisoned();
+  char err[512];
+  ck_assert_msg(shoal_env_load(&e, err, sizeof err) == SHOAL_OK, "%s", err);
+  ck_assert_uint_eq(e.symmetric_size, (size_t)3 << 20);
+  ck_assert(e.debug && e.info && e.version);
+  ck_assert_str_eq(e.aliases, "SMA_SYMMETRIC_SIZE read (deprecated spelling); SMA_DEBUG read (deprecated spelling); "
+                              "SMA_INFO read (deprecated spelling); SMA_VERSION read (deprecated spelling)");
+  setenv("SHMEM_SYMMETRIC_SIZE", "5m", 1);
+  setenv("SHMEM_DEBUG", "0", 1);
+  ck_assert_msg(shoal_env_load(&e, err, sizeof err) == SHOAL_OK, "%s", err);
+  ck_assert_uint_eq(e.symmetric_size, (size_t)5 << 20);
+  ck_assert(!e.debug && e.info && e.version);
+  ck_assert_msg(strstr(e.aliases, "SMA_SYMMETRIC_SIZE ignored: its SHMEM_ name is set; SMA_DEBUG ignored"), "%s",
+                e.aliases);
+  env_clear();
+  ck_assert_msg(shoal_env_load(&e, err, sizeof err) == SHOAL_OK, "%s", err);
+  ck_assert_str_eq(e.aliases, "");
+}
+END_TEST
+
+/* Names of our prefixes that are not ours: listed, with the nearest known name when it is close; ours and the
+ * launcher's are not listed. */
+START_TEST(unknown_names) {
+  env_clear();
+  char buf[1024];
+  unsetenv("SHMEM_INFO");
+  int base = shoal_env_unknown(buf, sizeof buf); /* whatever the test's own environment has */
+  setenv("SHMEM_SYMETRIC_SIZE", "1G", 1);
+  setenv("SHOAL_FOO", "1", 1);
+  setenv("SHOAL_COLL_BCAST_ALG", "push", 1);
+  setenv("SHMEM_X", "", 1);
+  setenv("SHMEM_INFO", "1", 1);
+  setenv("SHOAL_RANK", "0", 1);
+  setenv("SHOAL_BOOT_ADDR", "x", 1);
+  setenv("SHOAL_PE_JOB", "x", 1);
+  setenv("SMA_FOO", "1", 1); /* not our prefix */
+  ck_assert_int_eq(shoal_env_unknown(buf, sizeof buf), base + 4);
+  ck_assert_msg(strstr(buf, "SHMEM_SYMETRIC_SIZE (did you mean SHMEM_SYMMETRIC_SIZE?)"), "%s", buf);
+  ck_assert_msg(strstr(buf, "SHOAL_COLL_BCAST_ALG (did you mean SHOAL_COLL_BCAST_ALGO?)"), "%s", buf);
+  ck_assert_msg(strstr(buf, "SHOAL_FOO") && !strstr(buf, "SHOAL_FOO (did"), "%s", buf);
+  ck_assert_msg(strstr(buf, "SHMEM_X") && !strstr(buf, "SHMEM_INFO"), "%s", buf);
+  ck_assert_msg(!strstr(buf, "SHOAL_RANK") && !strstr(buf, "SHOAL_BOOT") && !strstr(buf, "PE_JOB") &&
+                !strstr(buf, "SMA_FOO"), "%s", buf);
+  char tiny[8];
+  ck_assert_int_eq(shoal_env_unknown(tiny, sizeof tiny), base + 4); /* truncated, still terminated */
+  ck_assert(memchr(tiny, 0, sizeof tiny));
+  unsetenv("SHOAL_RANK");
+  unsetenv("SHOAL_BOOT_ADDR");
+  unsetenv("SHOAL_PE_JOB");
+  unsetenv("SMA_FOO");
+  env_clear();
+}
+END_TEST
+
+/* The algorithm families: the position of the value among the accepted names (their enum values in coll.h). */
+START_TEST(choice) {
+  env_clear();
+  char err[512];
+  setenv("SHOAL_COLL_BCAST_ALGO", "tree", 1);
+  setenv("SHOAL_COLL_BARRIER_ALGO", "linear", 1);
+  ck_assert_msg(shoal_env_load(&shoal_env, err, sizeof err) == SHOAL_OK, "%s", err);
+  ck_assert_int_eq(shoal_env_choice("SHOAL_COLL_BCAST_ALGO"), 3);
+  ck_assert_int_eq(shoal_env_choice("SHOAL_COLL_BARRIER_ALGO"), 2);
+  ck_assert_int_eq(shoal_env_choice("SHOAL_COLL_REDUCE_ALGO"), 0);
+  ck_assert_int_eq(shoal_env_choice("SHOAL_HEAP"), 0);
+  ck_assert_int_eq(shoal_env_choice("SHOAL_SPIN"), -1); /* not an enumeration */
+  ck_assert_int_eq(shoal_env_choice("SHOAL_NONE"), -1);
+  env_clear();
 }
 END_TEST
 
@@ -314,6 +438,10 @@ static Suite *env_suite(void) {
   tcase_add_test(t, load_overrides);
   tcase_add_test(t, load_rejects);
   tcase_add_test(t, load_err_truncates);
+  tcase_add_test(t, load_limits);
+  tcase_add_test(t, load_sma);
+  tcase_add_test(t, unknown_names);
+  tcase_add_test(t, choice);
   tcase_add_test(t, print_all);
   suite_add_tcase(s, t);
   t = tcase_create("log");
