@@ -14,6 +14,22 @@
  * (the sender adds 1, the receiver waits for >= 1 and subtracts 1): pSync is back to all zeros on return, as the
  * specification requires, and consecutive calls with the same pSync cannot lose a signal.
  *
+ * Entry rule (back-to-back calls). A member never writes into another member's dest for a call before that member
+ * has entered the call: the member may still be reading the previous call's result there (no barrier is needed
+ * between calls, and programs read dest right after the call returns). A writer that has no other proof of entry
+ * waits for the receiver's entry signal (the receiver posts it first thing); proof can also be any signal the
+ * receiver sent in this call (collect's size exchange, rsag's first exchange). That costs a round trip per call;
+ * small team broadcasts avoid it by staging: see below. The `push-unsafe` algorithms skip the entry signal:
+ * faster, and correct only when something else orders the calls (a barrier between them).
+ *
+ * Staging (small broadcasts of teams). Each team slot has a staging area per PE in two halves; staged round b
+ * (t->nstaged, the same on every member) uses half b & 1. The root (the half's owner) copies its source into its
+ * own half and signals "ready"; each member waits for that, copies from the root's half into its own dest and
+ * signals "done" back. So a PE's dest is only ever written by that PE, inside the call; the root returns without
+ * waiting for the members, and waits only before it writes the same half again (round b + 2) for the "done" of
+ * every member of round b (its value is kept in t->stage_done). Destroying a team first waits for those too, so
+ * a slow member never finds a later team's data in a reused slot.
+ *
  * Scratch. Each team slot owns symmetric scratch in the internal area, split in two halves; scratch round q uses
  * half q & 1. Every scratch round completes only after a signal chain from every member's start of that round, so
  * a member that writes half q & 1 again (round q + 2) knows that everyone finished reading it in round q.
@@ -33,6 +49,8 @@
 #define SHOAL_TEAM_SCRATCH_WORLD ((size_t)256 << 10) /* bytes of scratch for SHMEM_TEAM_WORLD */
 #define SHOAL_TEAM_SCRATCH_SHARED ((size_t)64 << 10)
 #define SHOAL_TEAM_SCRATCH_USER ((size_t)16 << 10)
+#define SHOAL_TEAM_STAGE_WORLD ((size_t)32 << 10)   /* bytes of staging (two halves) for WORLD and SHARED */
+#define SHOAL_TEAM_STAGE_USER ((size_t)8 << 10)
 #define SHOAL_ASET_MAX (SHMEM_SYNC_SIZE - 1)          /* active-set size limit: pSync cells (last one: collect) */
 
 typedef struct shoal_team shoal_team_t;
@@ -57,6 +75,10 @@ struct shoal_team {
   size_t scratch_size;
   uint64_t seq;               /* last signal value; advances identically on all members */
   uint64_t round;             /* scratch rounds done: half round & 1 is next */
+  char *stage;                /* this PE's staging, two halves of stage_half bytes (NULL for active sets) */
+  size_t stage_half;
+  uint64_t nstaged;           /* staged rounds done: half nstaged & 1 is next */
+  uint64_t stage_done[2];     /* per half: the "done" value its readers post for this PE's last round in it */
   ptrdiff_t *tdelta[2];       /* [size] per-call delta tables for objects outside the heap */
   size_t *offs;               /* [size + 1] per-call block offsets (collect) */
   long *psync;                /* active set: the user's pSync */
@@ -100,6 +122,14 @@ static inline void shoal_coll_wait(const shoal_team_t *t, int s, uint64_t v) {
 }
 /* Signal every other member with v, then wait for every other member's v (an all-to-all exchange). */
 void shoal_coll_exchange(shoal_team_t *t, uint64_t v);
+
+/* ---- staging (coll_core.c; model above) ---- */
+/* This PE's half for the next staged round of team t (a reader's owner has it at the same offset: + t->delta[r]).
+ * owner: this PE writes it in this round, whose readers will post done: first wait until every member has read
+ * what this PE left there two rounds ago. */
+char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done);
+/* Wait until every member has read what this PE staged (before its team's slot is released). */
+void shoal_coll_stage_drain(shoal_team_t *t);
 
 /* ---- per-call helpers (coll_core.c; the common case inline) ---- */
 const ptrdiff_t *shoal_coll_deltas_slow(shoal_team_t *t, const void *p, size_t span, int k, const char *routine,
@@ -150,9 +180,11 @@ enum shoal_coll_family { SHOAL_COLL_BARRIER, SHOAL_COLL_BCAST, SHOAL_COLL_FCOLLE
                          SHOAL_COLL_REDUCE, SHOAL_COLL_COLLECT, SHOAL_COLL_NFAMILY };
 enum { SHOAL_ALGO_AUTO = 0 };
 enum { SHOAL_BARRIER_DISSEM = 1, SHOAL_BARRIER_LINEAR };
-enum { SHOAL_BCAST_PUSH = 1, SHOAL_BCAST_PULL, SHOAL_BCAST_TREE };
-enum { SHOAL_GATHER_PUSH = 1, SHOAL_GATHER_RING, SHOAL_GATHER_RDBL }; /* fcollect and collect */
-enum { SHOAL_A2A_PUSH = 1, SHOAL_A2A_PAIRWISE };
+/* *_UNSAFE: the same algorithm without the entry rule (above); never chosen automatically. */
+/* BCAST_STAGED: teams only, and only what fits half the staging; otherwise (forced) push. */
+enum { SHOAL_BCAST_PUSH = 1, SHOAL_BCAST_PULL, SHOAL_BCAST_TREE, SHOAL_BCAST_PUSH_UNSAFE, SHOAL_BCAST_STAGED };
+enum { SHOAL_GATHER_PUSH = 1, SHOAL_GATHER_RING, SHOAL_GATHER_RDBL, SHOAL_GATHER_PUSH_UNSAFE }; /* [f]collect */
+enum { SHOAL_A2A_PUSH = 1, SHOAL_A2A_PAIRWISE, SHOAL_A2A_PUSH_UNSAFE };
 enum { SHOAL_REDUCE_ONESHOT = 1, SHOAL_REDUCE_RDBL, SHOAL_REDUCE_RSAG };
 extern int shoal_coll_algo_cache[SHOAL_COLL_NFAMILY];
 int shoal_coll_algo_parse(enum shoal_coll_family f, const char *routine);

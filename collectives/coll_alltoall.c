@@ -4,7 +4,10 @@
  *     is written by one peer at a time), signalling each right after, then its own block; then waits for every
  *     member's signal.
  *   pairwise: the same order, but in step k a member waits for the block of member me - k before going on (one
- *     incoming and one outgoing copy per step: the pattern for networks or heavily loaded memory). */
+ *     incoming and one outgoing copy per step: the pattern for networks or heavily loaded memory).
+ * Both keep the entry rule (coll.h): a member first signals "entered" to every member (each writes into its dest),
+ * and copies into member j's dest only once j has entered. push-unsafe: push without the entry signals. (Staging, as
+ * broadcast has, measured no faster here: every member waits for every other anyway.) */
 #include "coll.h"
 #include "gpu/coll_gpu.h"
 
@@ -40,10 +43,14 @@ static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t,
   size_t dblk = nelems * (size_t)dst * esize, sblk = nelems * (size_t)sst * esize; /* bytes between blocks */
   char *mine = (char *)dest + (size_t)me * dblk;
   const char *s = src;
-  uint64_t v = ++t->seq;
-  bool pairwise = algo == SHOAL_A2A_PAIRWISE;
+  uint64_t e = t->seq + 1, v = t->seq + 2; /* entry signal, then data signal */
+  t->seq += 2;
+  bool pairwise = algo == SHOAL_A2A_PAIRWISE, entry = algo != SHOAL_A2A_PUSH_UNSAFE;
+  if (entry)
+    for (int k = 1; k < n; k++) shoal_coll_post(t, me - k >= 0 ? me - k : me - k + n, e);
   for (int k = 1; k < n; k++) {
     int r = me + k < n ? me + k : me + k - n;
+    if (entry) shoal_coll_wait(t, r, e);
     copy_block(mine + dd[r], s + (size_t)r * sblk, nelems, esize, dst, sst);
     shoal_coll_post(t, r, v);
     if (pairwise) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);

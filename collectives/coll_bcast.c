@@ -1,15 +1,21 @@
 /* coll_bcast.c - broadcast (spec 9.9: shmem_TYPENAME_broadcast, shmem_broadcastmem, shmem_broadcast32/64).
- *   push (small): the root copies into every member's dest, starting with member root + 1 so that
- *     concurrent broadcasts from different roots do not all hit the same PE first, signalling each right after.
+ *   push (small): every member signals the root that it entered; the root copies into each member's dest once that
+ *     member has entered (coll.h, entry rule), starting with member root + 1 so that concurrent broadcasts from
+ *     different roots do not all hit the same PE first, signalling each right after.
+ *   staged (small, teams; the default up to half the team's staging): the root copies into its staging and
+ *     signals; every member copies from there into its dest and signals back (coll.h): no round trip per call.
+ *   push-unsafe: push without the entry signals (a fast root may overwrite the previous call's result that a slow
+ *     member is still reading: only for calls that something else orders).
  *   pull (large): the root signals "source ready"; every member copies from the root's source at the same time
  *     (the copies run on every member's core, not one) and acknowledges; the root returns after every ack.
  *   tree (large teams): a binomial tree of pulls; a member copies from its parent's dest (the root's source for the
  *     root's children), then releases its children and waits for their acks.
- * The root's source and every dest are read or written directly: no scratch, no staging copy. */
+ * Apart from staged, the root's source and every dest are read or written directly: no scratch, no staging copy. */
 #include "coll.h"
 
-/* Automatic choice (measured on 2 cores, 2 and 4 PEs): push up to BCAST_PUSH_MAX bytes (4 times that when PEs
- * outnumber CPUs: pulls need every member scheduled), then pull up to BCAST_PULL_MAX_PES members, then the tree. */
+/* Automatic choice (measured on 2 cores, 2 and 4 PEs): staged for teams up to half their staging (16 KiB for WORLD
+ * and SHARED, 4 KiB for other teams), then push up to BCAST_PUSH_MAX bytes (4 times that when PEs outnumber CPUs:
+ * pulls need every member scheduled), then pull up to BCAST_PULL_MAX_PES members, then the tree. */
 #define BCAST_PUSH_MAX ((size_t)16 << 10)
 #define BCAST_PULL_MAX_PES 8
 
@@ -24,25 +30,46 @@ void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, i
     if (local) memcpy(dest, src, nb);
     return;
   }
+  bool stage_fits = nb <= t->stage_half; /* 0 for active sets */
   if (algo == SHOAL_ALGO_AUTO)
-    algo = nb <= BCAST_PUSH_MAX * (shoal_coll_oversubscribed ? 4 : 1) ? SHOAL_BCAST_PUSH
+    algo = stage_fits                                                 ? SHOAL_BCAST_STAGED
+         : nb <= BCAST_PUSH_MAX * (shoal_coll_oversubscribed ? 4 : 1) ? SHOAL_BCAST_PUSH
          : n <= BCAST_PULL_MAX_PES                                    ? SHOAL_BCAST_PULL
                                                                       : SHOAL_BCAST_TREE;
+  if (algo == SHOAL_BCAST_STAGED && !stage_fits) algo = SHOAL_BCAST_PUSH;
   uint64_t ready = t->seq + 1, ack = t->seq + 2;
   t->seq += 2;
   switch (algo) {
-  case SHOAL_BCAST_PUSH:
+  case SHOAL_BCAST_STAGED: {
+    char *stage = shoal_coll_stage(t, me == root, ack);
     if (me == root) {
-      for (int k = 1; k < n; k++) {
-        int r = me + k < n ? me + k : me + k - n;
-        memcpy((char *)dest + dd[r], src, nb);
-        shoal_coll_post(t, r, ready);
-      }
+      memcpy(stage, src, nb);
+      for (int k = 1; k < n; k++) shoal_coll_post(t, me + k < n ? me + k : me + k - n, ready);
       if (local) memcpy(dest, src, nb);
     } else {
       shoal_coll_wait(t, root, ready);
+      memcpy(dest, stage + t->delta[root], nb);
+      shoal_coll_post(t, root, ack);
     }
     return;
+  }
+  case SHOAL_BCAST_PUSH:
+  case SHOAL_BCAST_PUSH_UNSAFE: { /* push: members post "entered" (ready), the root posts "data" (ack) */
+    bool entry = algo == SHOAL_BCAST_PUSH;
+    if (me == root) {
+      for (int k = 1; k < n; k++) {
+        int r = me + k < n ? me + k : me + k - n;
+        if (entry) shoal_coll_wait(t, r, ready);
+        memcpy((char *)dest + dd[r], src, nb);
+        shoal_coll_post(t, r, ack);
+      }
+      if (local) memcpy(dest, src, nb);
+    } else {
+      if (entry) shoal_coll_post(t, root, ready);
+      shoal_coll_wait(t, root, ack);
+    }
+    return;
+  }
   case SHOAL_BCAST_PULL:
     if (me == root) {
       for (int k = 1; k < n; k++) shoal_coll_post(t, me + k < n ? me + k : me + k - n, ready);

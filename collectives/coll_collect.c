@@ -5,25 +5,34 @@
  *     every member's signal.
  *   ring: n - 1 steps; in step k a member forwards block (me - k) to member me + 1 and waits for block me - k - 1.
  *   rdbl (power-of-two teams; others use ring): step k exchanges the 2^k blocks held with member me ^ 2^k.
- * collect first learns every member's size: each publishes it in a pub cell, signals everyone, and reads the
- * others' cells (prefix sums give the offsets). Blocks go straight into the destinations: no scratch. */
+ * fcollect keeps the entry rule (coll.h): each member first signals "entered" to the members that write into its
+ * dest (push: all; ring: me - 1; rdbl: every partner), and a writer waits for that before its first copy to one;
+ * push-unsafe (fcollect only) leaves it out. collect needs no entry signals: it first learns every member's size
+ * (each publishes it in a pub cell, signals everyone, and reads the others' cells; prefix sums give the offsets),
+ * and that exchange already tells each member that all have entered. Blocks go straight into the destinations: no
+ * scratch. (Staging, as broadcast has, measured no faster here: every member waits for every other anyway.) */
 #include "coll.h"
 #include "gpu/coll_gpu.h"
 
 /* Offset of block j: fixed blocks (offs NULL) or the prefix table. */
 static inline size_t blk_off(const size_t *offs, size_t nb, int j) { return offs ? offs[j] : (size_t)j * nb; }
 
+/* entry: post and wait for the entry signals (fcollect); collect's size exchange has done that already. */
 static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *dest, const char *src, size_t nb,
-                                                          const size_t *offs, const ptrdiff_t *dd, int algo) {
+                                                          const size_t *offs, const ptrdiff_t *dd, int algo,
+                                                          bool entry) {
   int n = t->size, me = t->rank;
   size_t myoff = blk_off(offs, nb, me);
   if (algo == SHOAL_GATHER_RDBL && (n & (n - 1))) algo = SHOAL_GATHER_RING;
+  if (algo == SHOAL_GATHER_PUSH_UNSAFE) algo = SHOAL_GATHER_PUSH, entry = false;
   if (nb && (n == 1 || algo != SHOAL_GATHER_PUSH)) memcpy(dest + myoff, src, nb); /* ring, rdbl: sent from dest */
   if (n == 1) return;
+  uint64_t e = t->seq + 1, v = e; /* entry signal value; data signals follow it */
+  t->seq++;
   if (algo == SHOAL_GATHER_RING) {
-    uint64_t v = t->seq;
     t->seq += (uint64_t)n - 1;
     int next = me + 1 < n ? me + 1 : 0, prev = me ? me - 1 : n - 1;
+    if (entry) shoal_coll_post(t, prev, e), shoal_coll_wait(t, next, e);
     for (int k = 0; k < n - 1; k++) {
       int b = me - k >= 0 ? me - k : me - k + n;
       size_t o = blk_off(offs, nb, b), len = blk_off(offs, nb, b + 1) - o;
@@ -32,20 +41,25 @@ static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *
       shoal_coll_wait(t, prev, v + 1 + (uint64_t)k);
     }
   } else if (algo == SHOAL_GATHER_RDBL) {
-    uint64_t v = t->seq;
     int steps = __builtin_ctz((unsigned)n);
     t->seq += (uint64_t)steps;
+    if (entry)
+      for (int k = 0; k < steps; k++) shoal_coll_post(t, me ^ (1 << k), e);
     for (int k = 0; k < steps; k++) {
       int p = me ^ (1 << k), base = me & ~((1 << k) - 1);
       size_t o = blk_off(offs, nb, base), len = blk_off(offs, nb, base + (1 << k)) - o;
+      if (entry) shoal_coll_wait(t, p, e);
       memcpy(dest + o + dd[p], dest + o, len);
       shoal_coll_post(t, p, v + 1 + (uint64_t)k);
       shoal_coll_wait(t, p, v + 1 + (uint64_t)k);
     }
   } else {
-    uint64_t v = ++t->seq;
+    v = ++t->seq;
+    if (entry)
+      for (int k = 1; k < n; k++) shoal_coll_post(t, me - k >= 0 ? me - k : me - k + n, e);
     for (int k = 1; k < n; k++) {
       int r = me + k < n ? me + k : me + k - n;
+      if (entry) shoal_coll_wait(t, r, e);
       if (nb) memcpy(dest + myoff + dd[r], src, nb); /* collect: a member may have nothing (and source NULL) */
       shoal_coll_post(t, r, v);
     }
@@ -59,7 +73,7 @@ static inline __attribute__((always_inline)) void fcollect_impl(shoal_team_t *t,
   int algo = shoal_coll_algo(SHOAL_COLL_FCOLLECT, routine);
   const ptrdiff_t *dd = shoal_coll_deltas(t, dest, nb * (size_t)t->size, 0, routine, "dest");
   shoal_coll_deltas(t, src, nb, 1, routine, "source");
-  gather(t, dest, src, nb, NULL, dd, algo ? algo : SHOAL_GATHER_PUSH);
+  gather(t, dest, src, nb, NULL, dd, algo ? algo : SHOAL_GATHER_PUSH, true);
 }
 
 void shoal_coll_fcollect(shoal_team_t *t, void *dest, const void *src, size_t nb, const char *routine) {
@@ -90,7 +104,7 @@ void shoal_coll_collect(shoal_team_t *t, void *dest, const void *src, size_t nb,
   if (offs[n]) { /* every member sees the same total, so every member takes this branch */
     const ptrdiff_t *dd = shoal_coll_deltas(t, dest, offs[n], 0, routine, "dest");
     shoal_coll_check_overlap(routine, dest, offs[n], src, nb, false);
-    gather(t, dest, src, nb, offs, dd, algo ? algo : SHOAL_GATHER_PUSH);
+    gather(t, dest, src, nb, offs, dd, algo ? algo : SHOAL_GATHER_PUSH, false);
   }
   /* Active sets: restore pSync. Every member read the cell before sending the data this PE waited for; when all
    * sizes are 0 the cell already holds 0 (and the specification forbids reusing pSync before everyone is done). */

@@ -8,6 +8,24 @@ void shoal_coll_exchange(shoal_team_t *t, uint64_t v) {
   for (int k = 1; k < n; k++) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
 }
 
+char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done) {
+  int h = (int)(t->nstaged++ & 1), n = t->size, me = t->rank;
+  if (owner) {
+    uint64_t last = t->stage_done[h];
+    if (last)
+      for (int k = 1; k < n; k++) shoal_coll_wait(t, me + k < n ? me + k : me + k - n, last);
+    t->stage_done[h] = done;
+  }
+  return t->stage + (size_t)h * t->stage_half;
+}
+
+void shoal_coll_stage_drain(shoal_team_t *t) {
+  int n = t->size, me = t->rank;
+  for (int h = 0; h < 2; h++)
+    for (int k = 1; k < n && t->stage_done[h]; k++)
+      shoal_coll_wait(t, me + k < n ? me + k : me + k - n, t->stage_done[h]);
+}
+
 const ptrdiff_t *shoal_coll_deltas_slow(shoal_team_t *t, const void *p, size_t span, int k, const char *routine,
                                         const char *arg) {
   if (!span) return t->delta; /* nothing is accessed */

@@ -255,6 +255,9 @@ static void check(const char *name, void (*call)(size_t), size_t n) {
     fprintf(stderr, "bench_coll: PE %d: %s of %zu bytes gave a wrong result\n", me, name, n);
     failed = 1;
   }
+  /* The next size starts with a call into the same dest: without this barrier an implementation that lets a fast PE
+   * write the next call's data before a slow PE has entered it (Shoal's push-unsafe) fails this check. */
+  shmem_barrier_all();
 }
 
 static void row(const char *test, size_t bytes, size_t dest_bytes, double s, const char *refname, double ref_s,

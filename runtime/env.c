@@ -46,9 +46,13 @@ static const env_var_t env_table[] = {
   /* The algorithm families: the position of a name in accepts is its enum value (collectives/coll.h). */
   {"SHOAL_COLL_BARRIER_ALGO", ENV_ENUM, "auto", F(coll_algo[0]), "auto|dissemination|linear",
    "barrier algorithm of every barrier and sync (shmem_barrier_all and shmem_sync_all too)"},
-  {"SHOAL_COLL_BCAST_ALGO", ENV_ENUM, "auto", F(coll_algo[1]), "auto|push|pull|tree", "broadcast algorithm"},
-  {"SHOAL_COLL_FCOLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[2]), "auto|push|ring|rdbl", "fcollect algorithm"},
-  {"SHOAL_COLL_ALLTOALL_ALGO", ENV_ENUM, "auto", F(coll_algo[3]), "auto|push|pairwise", "alltoall algorithm"},
+  {"SHOAL_COLL_BCAST_ALGO", ENV_ENUM, "auto", F(coll_algo[1]), "auto|push|pull|tree|push-unsafe|staged",
+   "broadcast algorithm (push-unsafe: push without waiting for each PE to enter the call, so it can overwrite a "
+   "previous result a PE has not read yet: only with a barrier between calls; staged: teams, small sizes)"},
+  {"SHOAL_COLL_FCOLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[2]), "auto|push|ring|rdbl|push-unsafe",
+   "fcollect algorithm (push-unsafe: as for broadcast)"},
+  {"SHOAL_COLL_ALLTOALL_ALGO", ENV_ENUM, "auto", F(coll_algo[3]), "auto|push|pairwise|push-unsafe",
+   "alltoall(s) algorithm (push-unsafe: as for broadcast)"},
   {"SHOAL_COLL_REDUCE_ALGO", ENV_ENUM, "auto", F(coll_algo[4]), "auto|oneshot|rdbl|rsag", "reduction algorithm"},
   {"SHOAL_COLL_COLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[5]), "auto|push|ring|rdbl", "collect algorithm"},
   {"SHOAL_COLL_VARIANT", ENV_ENUM, "hoisted", F(coll_variant), "hoisted|naive", "GPU collective kernel variant"},

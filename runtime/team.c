@@ -16,8 +16,8 @@ static shoal_team_t world_obj, shared_obj;
 /* Team slots: per slot, the flag cells (one per possible sender), the pub cell, and the scratch. */
 static struct {
   _Atomic uint64_t *flags, *pub;
-  char *scratch;
-  size_t scratch_size;
+  char *scratch, *stage;
+  size_t scratch_size, stage_size;
 } slots[SHOAL_TEAM_SLOTS];
 static bool slot_used[SHOAL_TEAM_SLOTS];   /* a team of this PE holds the slot */
 static uint64_t slot_hw[SHOAL_TEAM_SLOTS]; /* highest signal value a team of this PE used in the slot */
@@ -68,8 +68,11 @@ static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstr
   t->pub = slots[slot].pub;
   t->scratch = slots[slot].scratch;
   t->scratch_size = slots[slot].scratch_size;
+  t->stage = slots[slot].stage;
+  t->stage_half = slots[slot].stage_size / 2;
   t->seq = seq;
-  t->round = t->ncollect = 0;
+  t->round = t->ncollect = t->nstaged = 0;
+  t->stage_done[0] = t->stage_done[1] = 0;
   t->psync = NULL;
   t->cdelta = t->delta;
   for (int r = 0; r < size; r++) {
@@ -95,6 +98,8 @@ shoal_status_t shoal_team_init(void) {
     slots[s].pub = shoal_internal_alloc(SHOAL_CACHELINE, SHOAL_CACHELINE);
     slots[s].scratch = shoal_internal_alloc(sz, SHOAL_CACHELINE);
     slots[s].scratch_size = sz;
+    slots[s].stage_size = s < 2 ? SHOAL_TEAM_STAGE_WORLD : SHOAL_TEAM_STAGE_USER;
+    slots[s].stage = shoal_internal_alloc(slots[s].stage_size, SHOAL_CACHELINE);
     slot_used[s] = s < 2;
     slot_hw[s] = 0;
   }
@@ -173,8 +178,8 @@ shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *
   t->psync = pSync;
   t->flag = (_Atomic uint64_t *)pSync;
   t->pub = (_Atomic uint64_t *)(pSync + SHMEM_SYNC_SIZE - 1);
-  t->scratch = NULL;
-  t->scratch_size = 0;
+  t->scratch = t->stage = NULL;
+  t->scratch_size = t->stage_half = 0;
   t->cdelta = t->adelta;
   for (int r = 0; r < PE_size; r++) {
     t->world[r] = PE_start + r * (int)stride;
@@ -353,8 +358,10 @@ void shmem_team_destroy(shmem_team_t team) {
                 t == &world_obj ? "SHMEM_TEAM_WORLD" : "SHMEM_TEAM_SHARED");
   shoal_ctx_destroy_team(team);
   shoal_coll_gpu_forget_slot(t->slot);
-  /* No synchronization: every signal a member sends is consumed before its receiver leaves the collective, and a
-   * later team on this slot starts above t->seq (slot_hw), so nothing stale can be mistaken for a new signal. */
+  shoal_coll_stage_drain(t); /* a later team on the slot must not overwrite what a slow member still reads */
+  /* No other synchronization: every signal a member sends is consumed before its receiver leaves the collective (or,
+   * staging's "done", by the drain above), and a later team on this slot starts above t->seq (slot_hw), so nothing
+   * stale can be mistaken for a new signal. */
   slot_used[t->slot] = false;
   if (t->seq > slot_hw[t->slot]) slot_hw[t->slot] = t->seq;
   t->magic = SHOAL_TEAM_DEAD;

@@ -243,11 +243,11 @@ START_TEST(load_rejects) {
   load_bad("SHOAL_SPIN", "9999999999", "at most 2147483647");
   /* Every value is checked at init, the algorithm families too (not at the first collective). */
   load_bad("SHOAL_COLL_BARRIER_ALGO", "tree", "auto|dissemination|linear");
-  load_bad("SHOAL_COLL_BCAST_ALGO", "PUSH", "auto|push|pull|tree");
-  load_bad("SHOAL_COLL_FCOLLECT_ALGO", "", "auto|push|ring|rdbl");
-  load_bad("SHOAL_COLL_ALLTOALL_ALGO", "ring", "auto|push|pairwise");
+  load_bad("SHOAL_COLL_BCAST_ALGO", "PUSH", "auto|push|pull|tree|push-unsafe");
+  load_bad("SHOAL_COLL_FCOLLECT_ALGO", "", "auto|push|ring|rdbl|push-unsafe");
+  load_bad("SHOAL_COLL_ALLTOALL_ALGO", "ring", "auto|push|pairwise|push-unsafe");
   load_bad("SHOAL_COLL_REDUCE_ALGO", "fast", "auto|oneshot|rdbl|rsag");
-  load_bad("SHOAL_COLL_COLLECT_ALGO", "PUSH", "auto|push|ring|rdbl");
+  load_bad("SHOAL_COLL_COLLECT_ALGO", "push-unsafe", "auto|push|ring|rdbl");
   load_bad("SHOAL_TOPO", "", "the path of an hwloc .xml file, or a synthetic description");
   /* A bad deprecated spelling is named as set. */
   load_bad("SMA_SYMMETRIC_SIZE", "12Q", sz);
@@ -338,13 +338,16 @@ END_TEST
 START_TEST(choice) {
   env_clear();
   char err[512];
-  setenv("SHOAL_COLL_BCAST_ALGO", "tree", 1);
+  setenv("SHOAL_COLL_BCAST_ALGO", "push-unsafe", 1);
   setenv("SHOAL_COLL_BARRIER_ALGO", "linear", 1);
   ck_assert_msg(shoal_env_load(&shoal_env, err, sizeof err) == SHOAL_OK, "%s", err);
-  ck_assert_int_eq(shoal_env_choice("SHOAL_COLL_BCAST_ALGO"), 3);
+  ck_assert_int_eq(shoal_env_choice("SHOAL_COLL_BCAST_ALGO"), 4);
   ck_assert_int_eq(shoal_env_choice("SHOAL_COLL_BARRIER_ALGO"), 2);
   ck_assert_int_eq(shoal_env_choice("SHOAL_COLL_REDUCE_ALGO"), 0);
   ck_assert_int_eq(shoal_env_choice("SHOAL_HEAP"), 0);
+  setenv("SHOAL_COLL_BCAST_ALGO", "staged", 1);
+  ck_assert_msg(shoal_env_load(&shoal_env, err, sizeof err) == SHOAL_OK, "%s", err);
+  ck_assert_int_eq(shoal_env_choice("SHOAL_COLL_BCAST_ALGO"), 5);
   ck_assert_int_eq(shoal_env_choice("SHOAL_SPIN"), -1); /* not an enumeration */
   ck_assert_int_eq(shoal_env_choice("SHOAL_NONE"), -1);
   env_clear();
