@@ -39,6 +39,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from procs import live_procs  # noqa: E402
+
 SCENARIOS = ('none', 'silent', 'onebyte', 'idle64', 'claim', 'fileheap')
 NOBODY = 65534
 DELAY_MS = 1500              # the last PE's delay before shmem_init
@@ -119,24 +122,6 @@ def socket_inodes(pids):
             if m:
                 out.add(int(m.group(1)))
     return out
-
-
-def live_procs(token):
-    """pids of non-zombie processes whose command line contains token."""
-    found = []
-    for p in os.listdir('/proc'):
-        if not p.isdigit() or int(p) == os.getpid():
-            continue
-        try:
-            with open(f'/proc/{p}/cmdline', 'rb') as f:
-                cmd = f.read()
-            with open(f'/proc/{p}/stat') as f:
-                state = f.read().rsplit(')', 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if token.encode() in cmd and state not in ('Z', 'X'):
-            found.append(int(p))
-    return found
 
 
 def describe_status(st):
