@@ -239,6 +239,8 @@ void shmem_sync_all(void);
 #include <shoal/shmem_teams.h>
 #include <shoal/shmem_coll.h>
 #include <shoal/shmem_deprecated.h>
+/* C++: the generic names as overloads (the C11 _Generic forms below are C only). */
+#include <shoal/shmem_cxx.h>
 
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define shoal_put4(d, s, n, pe) SHOAL_GENERIC_STD(*(d), shmem_, _put)(d, s, n, pe)
