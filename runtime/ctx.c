@@ -16,9 +16,8 @@
 int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
 int shmem_team_n_pes(shmem_team_t team);
 #pragma GCC visibility pop
-/* The library calls the pshmem_ names (shoal_pshmem_names.h), so those are the references made weak. */
-#pragma weak pshmem_team_translate_pe
-#pragma weak pshmem_team_n_pes
+#pragma weak shmem_team_translate_pe
+#pragma weak shmem_team_n_pes
 
 int shoal_ctx_pe_slow(const char *routine, shmem_ctx_t ctx, int pe) {
   if (!shmem_team_translate_pe) return pe;

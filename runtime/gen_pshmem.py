@@ -4,12 +4,14 @@
 Reads every routine that <shmem.h> declares (the C preprocessor's view of it, so that the declaration macros are
 expanded: the list cannot drift from the header) and writes into OUTDIR:
   pshmem.h               (installed) <shmem.h>, then a pshmem_X prototype for every routine shmem_X
-  shoal_pshmem_names.h   (library sources only) #define shmem_X pshmem_X: the library defines, declares and calls the
-                         pshmem_ names, so that its own calls never reach a tool that wraps a shmem_ name
+  shoal_pshmem_names.h   (library sources only) #pragma redefine_extname shmem_X pshmem_X: the library's sources keep
+                         the shmem_ names, but their definitions and calls are the pshmem_ symbols, so the library's
+                         own calls never reach a tool that wraps a shmem_ name
   shoal_pshmem.ld        (the library's link) shmem_X = pshmem_X; for every routine: the shmem_ names are the same
                          code as the pshmem_ ones, made weak before the library is linked
-A name that is also a macro of the headers (the deprecated long shmem_wait_until, a C11 generic macro too) cannot be
-renamed by a macro: its definition spells the pshmem_ name itself (runtime/deprecated.c).
+The pragma renames symbols, not tokens (GCC and Clang): error messages built from the routine's name keep the
+shmem_ spelling, and a routine whose name is also a C11 generic macro (the deprecated long shmem_wait_until) needs
+nothing special.
 """
 import os
 import re
@@ -44,8 +46,6 @@ def main():
     hdr = os.path.join(inc, 'shmem.h')
     pre = cc + ['-std=gnu11', '-I' + inc, '-E', hdr]
     text = subprocess.run(pre + ['-P'], capture_output=True, text=True, check=True).stdout
-    macros = set(re.findall(r'^#define (\w+)', subprocess.run(pre + ['-dM'], capture_output=True, text=True,
-                                                              check=True).stdout, re.M))
     decls = {}
     for st in statements(text):
         st = ' '.join(st.split())
@@ -75,8 +75,7 @@ def main():
         f.write('/* shoal_pshmem_names.h - included first by every library source;' + note + ' */\n'
                 '#ifndef SHOAL_PSHMEM_NAMES_H\n#define SHOAL_PSHMEM_NAMES_H\n')
         for n in names:
-            f.write(f'/* {n}: also a macro of the headers; its definition names p{n} */\n' if n in macros else
-                    f'#define {n} p{n}\n')
+            f.write(f'#pragma redefine_extname {n} p{n}\n')
         f.write('#endif\n')
     with open(os.path.join(outdir, 'shoal_pshmem.ld'), 'w') as f:
         f.write('/* shoal_pshmem.ld - linker script: every shmem_ routine is its pshmem_ one;' + note + ' */\n')

@@ -167,10 +167,7 @@ void shmem_wait(long *ivar, long cmp_value) {
   shoal_p2p_check("shmem_wait", "ivar", ivar, sizeof(long), sizeof(long));
   SHOAL_WAIT_WHILE(!sat_long(ivar, SHMEM_CMP_NE, cmp_value));
 }
-/* Also the name of a C11 generic macro, which shoal_pshmem_names.h cannot rename: the profiling name is spelled out
- * (the link makes shmem_wait_until its alias, as for every routine). */
-__attribute__((visibility("default"))) void pshmem_wait_until(long *ivar, int cmp, long cmp_value);
-void pshmem_wait_until(long *ivar, int cmp, long cmp_value) {
+void(shmem_wait_until)(long *ivar, int cmp, long cmp_value) {
   CHECK_CMP("shmem_wait_until", cmp);
   shoal_p2p_check("shmem_wait_until", "ivar", ivar, sizeof(long), sizeof(long));
   SHOAL_WAIT_WHILE(!sat_long(ivar, cmp, cmp_value));

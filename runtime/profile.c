@@ -1,7 +1,8 @@
 /* profile.c - shmem_pcontrol, the profiling interface's one routine (spec 1.5 annex).
  *
  * The rest of the interface is made at build time (runtime/gen_pshmem.py): every library source is compiled with
- * shoal_pshmem_names.h, so the library defines and calls pshmem_X, and the link makes shmem_X a weak alias of it. */
+ * shoal_pshmem_names.h (#pragma redefine_extname shmem_X pshmem_X), so the library defines and calls the pshmem_X
+ * symbols, and the link makes shmem_X a weak alias of each. */
 #include "shoal.h"
 
 /* A program calls shmem_pcontrol unconditionally and a tool that wraps it sees the level; without a tool there is

@@ -6,7 +6,7 @@ version script MAPFILE lists in its global section (the deprecated spellings); a
 helpers) fails. The profiling interface (spec 1.5 annex): every shmem_X routine has a pshmem_X at the same address
 and no pshmem_ name lacks its shmem_ one; the shmem_ names are weak, in LIBRARY and in STATIC_LIBRARY (so that a
 tool's definitions replace them in a static link too); no string of the library's read-only data (its error
-messages) names a pshmem_ routine, which the renaming of the library's sources could have slipped into.
+messages) names a pshmem_ routine: messages name the routine the program called.
 """
 import fnmatch
 import re
