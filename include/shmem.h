@@ -120,6 +120,13 @@ void shmem_info_get_version(int *major, int *minor);
 /** Copies SHMEM_VENDOR_STRING (at most SHMEM_MAX_NAME_LEN bytes with the NUL) to name (spec 9.2.14). */
 void shmem_info_get_name(char *name);
 
+/* ---- profiling interface (spec 1.5 annex) ---- */
+/** Control a profiling tool: level 0 disables profiling, 1 enables it at the default detail (the state after
+ *  shmem_init), 2 also flushes the tool's buffers; other levels and further arguments mean what the tool defines.
+ *  Without a tool it returns at once, whatever the level: Shoal has no profiler of its own. A tool wraps this
+ *  name like any other (pshmem.h declares pshmem_pcontrol). May be called before shmem_init. */
+void shmem_pcontrol(const int level, ...);
+
 /* ---- memory management (spec 9.3) ---- */
 /** Collective: size bytes from the symmetric heap, same offset on every PE, aligned to 64 bytes; ends with a barrier.
  *  size 0 returns NULL; exhaustion returns NULL (SHMEM_DEBUG prints bytes asked, free, total) (spec 9.3.1). */
@@ -239,6 +246,8 @@ void shmem_sync_all(void);
 #include <shoal/shmem_teams.h>
 #include <shoal/shmem_coll.h>
 #include <shoal/shmem_deprecated.h>
+/* C++: the generic names as overloads (the C11 _Generic forms below are C only). */
+#include <shoal/shmem_cxx.h>
 
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define shoal_put4(d, s, n, pe) SHOAL_GENERIC_STD(*(d), shmem_, _put)(d, s, n, pe)
