@@ -202,9 +202,11 @@ void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_
 /* ---- memory ordering (spec 9.11) ---- */
 /** Order puts/AMOs to each PE issued before it ahead of those issued after it (spec 9.11.1). */
 void shmem_fence(void);
+/** shmem_fence for the operations of ctx; on SHMEM_CTX_INVALID, no operation (spec 1.5 9.11.1). */
 void shmem_ctx_fence(shmem_ctx_t ctx);
 /** Complete every put, AMO and nbi operation issued so far by this PE (spec 9.11.2). */
 void shmem_quiet(void);
+/** shmem_quiet for the operations of ctx; on SHMEM_CTX_INVALID, no operation (spec 1.5 9.11.2). */
 void shmem_ctx_quiet(shmem_ctx_t ctx);
 
 /* ---- barrier over all PEs (spec 9.9) ---- */
