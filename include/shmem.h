@@ -120,20 +120,24 @@ void shmem_info_get_version(int *major, int *minor);
 /** Copies SHMEM_VENDOR_STRING (at most SHMEM_MAX_NAME_LEN bytes with the NUL) to name (spec 9.2.14). */
 void shmem_info_get_name(char *name);
 
-/* ---- memory management (spec 9.3) ---- */
+/* ---- memory management (spec 9.3) ----
+ * A call that performs no action (size 0, count or size 0 for calloc, shmem_free(NULL), shmem_realloc(NULL, 0))
+ * returns NULL at once without a barrier (spec 1.5 9.3.1), so one PE may make it alone. */
 /** Collective: size bytes from the symmetric heap, same offset on every PE, aligned to 64 bytes; ends with a barrier.
  *  size 0 returns NULL; exhaustion returns NULL (SHMEM_DEBUG prints bytes asked, free, total) (spec 9.3.1). */
 void *shmem_malloc(size_t size);
-/** Collective: count*size zeroed bytes; NULL on 0, overflow or exhaustion (spec 9.3.1). */
+/** Collective: count*size zeroed bytes; NULL on 0 (no barrier), overflow or exhaustion (spec 9.3.3). */
 void *shmem_calloc(size_t count, size_t size);
-/** Collective: size bytes aligned to alignment (a power of two, at most 1 GiB); NULL otherwise (spec 9.3.1). */
+/** Collective: size bytes aligned to alignment (a power of two, at most 1 GiB); NULL otherwise; size 0: NULL, no
+ *  barrier (spec 9.3.1). */
 void *shmem_align(size_t alignment, size_t size);
 /** Collective: resize ptr to size bytes, keeping the contents up to the smaller size; NULL ptr acts as malloc,
- *  size 0 as free (returns NULL). On failure returns NULL and ptr is untouched (spec 9.3.1). */
+ *  size 0 as free (a barrier on entry; returns NULL). On failure returns NULL and ptr is untouched (spec 9.3.1). */
 void *shmem_realloc(void *ptr, size_t size);
-/** Collective: release ptr (NULL is a no-op); starts with a barrier (spec 9.3.1). */
+/** Collective: release ptr, starting with a barrier; NULL is a no-op without one (spec 9.3.1). */
 void shmem_free(void *ptr);
-/** As shmem_malloc; hints is 0 or SHMEM_MALLOC_* bits (Shoal extensions: SHMEMX_MALLOC_*) (spec 9.3.2). */
+/** As shmem_malloc (size 0: NULL, no barrier); hints is 0 or SHMEM_MALLOC_* bits (Shoal extensions: SHMEMX_MALLOC_*)
+ *  (spec 9.3.2). */
 void *shmem_malloc_with_hints(size_t size, long hints);
 
 /* ---- RMA (spec 9.5) ----
