@@ -271,8 +271,8 @@ static int team_create(shoal_team_t *p, const char *routine, int nnew, team_spec
   for (int s = 2; s < SHOAL_TEAM_SLOTS && nfound < nnew; s++)
     if (!(split_buf[s] & TOP_BIT)) chosen[nfound++] = s;
   for (int k = 0; k < nnew; k++) *spec[k].out = SHMEM_TEAM_INVALID;
-  if (nfound < nnew) { /* the same on every PE of the parent */
-    if (p->rank == 0)
+  if (nfound < nnew) { /* the same on every PE of the parent; the nonzero return says it, SHMEM_DEBUG says why */
+    if (shoal_env.debug && p->rank == 0)
       shoal_warn("%s: no free team slot: at most %d teams sharing a PE with this parent team may exist at once "
                  "(destroy unused teams)", routine, SHOAL_TEAM_SLOTS - 2);
     return -1;
