@@ -246,6 +246,21 @@ void shmem_sync_all(void);
 #include <shoal/shmem_coll.h>
 #include <shoal/shmem_deprecated.h>
 
+/* ---- shmem_sync by argument count (spec 1.5 9.9.4) ----
+ * shmem_sync(team) is shmem_team_sync(team) (the C11 binding: returns 0); shmem_sync(PE_start, logPE_stride,
+ * PE_size, pSync) is the deprecated active-set form. Both library symbols stay as they are: shmem_sync (the
+ * active-set routine; its address, or (shmem_sync)(...), names it) and shmem_team_sync. Another argument count does
+ * not compile (it names shoal_shmem_sync_takes_1_or_4_arguments). C++ gets an overload instead. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L
+extern const char shoal_shmem_sync_takes_1_or_4_arguments[]; /* never defined: only a wrong call names it */
+#define SHOAL_SYNC_PICK(a, b, c, d, name, ...) name
+#define shmem_sync(...)                                                                                               \
+  SHOAL_SYNC_PICK(__VA_ARGS__, shmem_sync, shoal_shmem_sync_takes_1_or_4_arguments,                                   \
+                  shoal_shmem_sync_takes_1_or_4_arguments, shmem_team_sync, ~)(__VA_ARGS__)
+#elif defined(__cplusplus)
+static inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }
+#endif
+
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define shoal_put4(d, s, n, pe) SHOAL_GENERIC_STD(*(d), shmem_, _put)(d, s, n, pe)
 #define shoal_put5(c, d, s, n, pe) SHOAL_GENERIC_STD(*(d), shmem_ctx_, _put)(c, d, s, n, pe)
