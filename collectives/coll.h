@@ -91,13 +91,23 @@ struct shoal_team {
  * once (pull, rsag) cost context switches, so the automatic choice favours pushes longer. */
 extern bool shoal_coll_oversubscribed;
 
-/* ---- handles (runtime/team.c) ---- */
+/* ---- handles (runtime/team.c) ----
+ * Every team object of this PE lives in one static table (entry 0: WORLD, 1: SHARED), so a handle is checked by
+ * address against the table before anything behind it is read: a garbage handle gets the one-line error instead of
+ * a SIGSEGV. At most SHOAL_TEAM_SLOTS - 2 user teams of a PE are alive at once; the other entries hold destroyed
+ * teams (reused round robin, so a stale handle reads as destroyed for at least 64 later creations). */
+#define SHOAL_TEAM_POOL (SHOAL_TEAM_SLOTS + 64)
+extern shoal_team_t shoal_team_pool[SHOAL_TEAM_POOL];
+static inline bool shoal_team_in_pool(const void *team) {
+  uintptr_t off = (uintptr_t)team - (uintptr_t)shoal_team_pool;
+  return off < sizeof shoal_team_pool && off % sizeof(shoal_team_t) == 0;
+}
 _Noreturn void shoal_team_invalid(const char *routine, shmem_team_t team);
 /* The team behind a handle; fatal for SHMEM_TEAM_INVALID, a destroyed team or garbage, naming routine. */
 static inline shoal_team_t *shoal_team_get(shmem_team_t team, const char *routine) {
   SHOAL_CHECK_INIT(routine);
   shoal_team_t *t = (shoal_team_t *)team;
-  if (SHOAL_UNLIKELY(!t || t->magic != SHOAL_TEAM_MAGIC || t->aset)) shoal_team_invalid(routine, team);
+  if (SHOAL_UNLIKELY(!shoal_team_in_pool(t) || t->magic != SHOAL_TEAM_MAGIC)) shoal_team_invalid(routine, team);
   return t;
 }
 /* The active set (PE_start, logPE_stride, PE_size) with pSync as a team (cached: one lookup per call); fatal for an

@@ -38,6 +38,6 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) {
   shoal_coll_barrier(t, "shmem_barrier");
 }
 
-void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync) {
+void(shmem_sync)(int PE_start, int logPE_stride, int PE_size, long *pSync) { /* (): not shmem.h's shmem_sync(...) */
   shoal_coll_barrier(shoal_aset_get(PE_start, logPE_stride, PE_size, pSync, "shmem_sync"), "shmem_sync");
 }

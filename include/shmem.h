@@ -120,20 +120,31 @@ void shmem_info_get_version(int *major, int *minor);
 /** Copies SHMEM_VENDOR_STRING (at most SHMEM_MAX_NAME_LEN bytes with the NUL) to name (spec 9.2.14). */
 void shmem_info_get_name(char *name);
 
-/* ---- memory management (spec 9.3) ---- */
+/* ---- profiling interface (spec 1.5 annex) ---- */
+/** Control a profiling tool: level 0 disables profiling, 1 enables it at the default detail (the state after
+ *  shmem_init), 2 also flushes the tool's buffers; other levels and further arguments mean what the tool defines.
+ *  Without a tool it returns at once, whatever the level: Shoal has no profiler of its own. A tool wraps this
+ *  name like any other (pshmem.h declares pshmem_pcontrol). May be called before shmem_init. */
+void shmem_pcontrol(const int level, ...);
+
+/* ---- memory management (spec 9.3) ----
+ * A call that performs no action (size 0, count or size 0 for calloc, shmem_free(NULL), shmem_realloc(NULL, 0))
+ * returns NULL at once without a barrier (spec 1.5 9.3.1), so one PE may make it alone. */
 /** Collective: size bytes from the symmetric heap, same offset on every PE, aligned to 64 bytes; ends with a barrier.
  *  size 0 returns NULL; exhaustion returns NULL (SHMEM_DEBUG prints bytes asked, free, total) (spec 9.3.1). */
 void *shmem_malloc(size_t size);
-/** Collective: count*size zeroed bytes; NULL on 0, overflow or exhaustion (spec 9.3.1). */
+/** Collective: count*size zeroed bytes; NULL on 0 (no barrier), overflow or exhaustion (spec 9.3.3). */
 void *shmem_calloc(size_t count, size_t size);
-/** Collective: size bytes aligned to alignment (a power of two, at most 1 GiB); NULL otherwise (spec 9.3.1). */
+/** Collective: size bytes aligned to alignment (a power of two, at most 1 GiB); NULL otherwise; size 0: NULL, no
+ *  barrier (spec 9.3.1). */
 void *shmem_align(size_t alignment, size_t size);
 /** Collective: resize ptr to size bytes, keeping the contents up to the smaller size; NULL ptr acts as malloc,
- *  size 0 as free (returns NULL). On failure returns NULL and ptr is untouched (spec 9.3.1). */
+ *  size 0 as free (a barrier on entry; returns NULL). On failure returns NULL and ptr is untouched (spec 9.3.1). */
 void *shmem_realloc(void *ptr, size_t size);
-/** Collective: release ptr (NULL is a no-op); starts with a barrier (spec 9.3.1). */
+/** Collective: release ptr, starting with a barrier; NULL is a no-op without one (spec 9.3.1). */
 void shmem_free(void *ptr);
-/** As shmem_malloc; hints is 0 or SHMEM_MALLOC_* bits (Shoal extensions: SHMEMX_MALLOC_*) (spec 9.3.2). */
+/** As shmem_malloc (size 0: NULL, no barrier); hints is 0 or SHMEM_MALLOC_* bits (Shoal extensions: SHMEMX_MALLOC_*)
+ *  (spec 9.3.2). */
 void *shmem_malloc_with_hints(size_t size, long hints);
 
 /* ---- RMA (spec 9.5) ----
@@ -202,9 +213,11 @@ void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_
 /* ---- memory ordering (spec 9.11) ---- */
 /** Order puts/AMOs to each PE issued before it ahead of those issued after it (spec 9.11.1). */
 void shmem_fence(void);
+/** shmem_fence for the operations of ctx; on SHMEM_CTX_INVALID, no operation (spec 1.5 9.11.1). */
 void shmem_ctx_fence(shmem_ctx_t ctx);
 /** Complete every put, AMO and nbi operation issued so far by this PE (spec 9.11.2). */
 void shmem_quiet(void);
+/** shmem_quiet for the operations of ctx; on SHMEM_CTX_INVALID, no operation (spec 1.5 9.11.2). */
 void shmem_ctx_quiet(shmem_ctx_t ctx);
 
 /* ---- barrier over all PEs (spec 9.9) ---- */
@@ -239,6 +252,23 @@ void shmem_sync_all(void);
 #include <shoal/shmem_teams.h>
 #include <shoal/shmem_coll.h>
 #include <shoal/shmem_deprecated.h>
+/* C++: the generic names as overloads (the C11 _Generic forms below are C only). */
+#include <shoal/shmem_cxx.h>
+
+/* ---- shmem_sync by argument count (spec 1.5 9.9.4) ----
+ * shmem_sync(team) is shmem_team_sync(team) (the C11 binding: returns 0); shmem_sync(PE_start, logPE_stride,
+ * PE_size, pSync) is the deprecated active-set form. Both library symbols stay as they are: shmem_sync (the
+ * active-set routine; its address, or (shmem_sync)(...), names it) and shmem_team_sync. Another argument count does
+ * not compile (it names shoal_shmem_sync_takes_1_or_4_arguments). C++ gets an overload instead. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L
+extern const char shoal_shmem_sync_takes_1_or_4_arguments[]; /* never defined: only a wrong call names it */
+#define SHOAL_SYNC_PICK(a, b, c, d, name, ...) name
+#define shmem_sync(...)                                                                                               \
+  SHOAL_SYNC_PICK(__VA_ARGS__, shmem_sync, shoal_shmem_sync_takes_1_or_4_arguments,                                   \
+                  shoal_shmem_sync_takes_1_or_4_arguments, shmem_team_sync, ~)(__VA_ARGS__)
+#elif defined(__cplusplus)
+static inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }
+#endif
 
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define shoal_put4(d, s, n, pe) SHOAL_GENERIC_STD(*(d), shmem_, _put)(d, s, n, pe)

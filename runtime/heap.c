@@ -32,8 +32,11 @@ static void *alloc_nobarrier(const char *routine, size_t size, size_t align) {
   return shoal_g.user_base + off;
 }
 
+/* Size 0 performs no action: NULL, and no barrier (spec 1.5 9.3.1: "when no action is performed, these routines return
+ * without performing a barrier"), so a PE may ask for 0 bytes alone; nor the debug comparison, which is collective. */
 static void *alloc_common(const char *routine, size_t size, size_t align, bool dev) {
   SHOAL_CHECK_INIT(routine);
+  if (!size) return NULL;
   debug_check_same(routine, size, align);
   void *p = dev ? shoal_gpu_heap_alloc(routine, size, align) : alloc_nobarrier(routine, size, align);
   shoal_barrier_world();
@@ -60,6 +63,10 @@ void *shmem_malloc_with_hints(size_t size, long hints) {
 
 void *shmem_calloc(size_t count, size_t size) {
   size_t bytes;
+  if (!count || !size) { /* no action, no barrier (spec 1.5 9.3.3) */
+    SHOAL_CHECK_INIT("shmem_calloc");
+    return NULL;
+  }
   if (__builtin_mul_overflow(count, size, &bytes)) {
     SHOAL_CHECK_INIT("shmem_calloc");
     if (shoal_env.debug) shoal_warn("shmem_calloc: count %zu * size %zu overflows", count, size);
@@ -76,6 +83,7 @@ void *shmem_calloc(size_t count, size_t size) {
 
 void *shmem_align(size_t alignment, size_t size) {
   SHOAL_CHECK_INIT("shmem_align");
+  if (!size) return NULL; /* no action, no barrier, whatever the alignment */
   if (!alignment || (alignment & (alignment - 1)) || alignment > SHOAL_HEAP_MAX_ALIGN) {
     if (shoal_env.debug)
       shoal_warn("shmem_align: alignment %zu is not a power of two <= %zu", alignment, SHOAL_HEAP_MAX_ALIGN);
@@ -88,8 +96,8 @@ void *shmem_align(size_t alignment, size_t size) {
 
 void shmem_free(void *ptr) {
   SHOAL_CHECK_INIT("shmem_free");
+  if (!ptr) return; /* no action, no barrier (spec 1.5 9.3.1) */
   shmem_barrier_all(); /* nobody still accesses ptr on any PE */
-  if (!ptr) return;
   if (shoal_gpu_heap_owns(ptr))
     shoal_gpu_heap_free("shmem_free", ptr);
   else
@@ -98,8 +106,8 @@ void shmem_free(void *ptr) {
 
 void *shmem_realloc(void *ptr, size_t size) {
   SHOAL_CHECK_INIT("shmem_realloc");
-  if (!ptr) return shmem_malloc(size);
-  if (!size) {
+  if (!ptr) return shmem_malloc(size); /* size 0 too: no action, no barrier */
+  if (!size) { /* frees ptr: an action, so shmem_free's barrier on entry (spec 1.5 9.3.1) */
     shmem_free(ptr);
     return NULL;
   }

@@ -4,7 +4,13 @@
  * half: the ticket that holds the lock). set_lock takes a ticket with one fetch_add on the high half (a carry out of
  * the top is lost harmlessly) and waits until serving reaches it; clear_lock advances serving with a compare-and-swap
  * that leaves the high half alone. Tickets are served in arrival order, so no PE starves; waiting yields the CPU after
- * a short spin (SHOAL_WAIT_WHILE). A zero word is a free lock, as the spec requires. */
+ * a short spin (SHOAL_WAIT_WHILE). A zero word is a free lock, as the spec requires.
+ *
+ * A word no lock ever holds (not set to 0 before first use) would make set_lock wait forever. Tickets are taken
+ * before they are served, so next - serving (mod 2^32) counts the tickets outstanding: serving ahead of next (the
+ * difference past 2^31) is impossible, and is caught always: one compare on the value the atomic already returned.
+ * With SHMEM_DEBUG=1 and at most one calling thread per PE (a thread level below SHMEM_THREAD_MULTIPLE), more
+ * outstanding tickets than PEs is impossible too. Either stops the job with one line naming the routine and lock. */
 #include "amo.h"
 
 _Static_assert(sizeof(long) == sizeof(uint64_t), "the lock word is a 64-bit long");
@@ -13,6 +19,16 @@ _Static_assert(sizeof(long) == sizeof(uint64_t), "the lock word is a 64-bit long
 static inline uint32_t next_of(uint64_t w) { return (uint32_t)(w >> 32); }
 static inline uint32_t serving_of(uint64_t w) { return (uint32_t)w; }
 
+static inline bool impossible(uint64_t w) {
+  uint32_t d = next_of(w) - serving_of(w);
+  if (SHOAL_UNLIKELY(d > INT32_MAX)) return true;
+  return SHOAL_UNLIKELY(shoal_env.debug) && shoal_g.thread_level != SHMEM_THREAD_MULTIPLE && d > (uint32_t)shoal_g.npes;
+}
+static _Noreturn __attribute__((noinline, cold)) void bad_word(const char *routine, long *lock, uint64_t w) {
+  shoal_fatal(routine, "lock %p holds %#llx, which no lock ever holds (was it set to 0 on every PE before its first "
+              "use?)", (void *)lock, (unsigned long long)w);
+}
+
 /* PE 0's lock word, fatal if lock is not a symmetric, aligned long in host memory. */
 static uint64_t *lock_word(const char *routine, long *lock) {
   return shoal_amo_addr(routine, "lock", lock, sizeof(long), 0);
@@ -20,13 +36,16 @@ static uint64_t *lock_word(const char *routine, long *lock) {
 
 void shmem_set_lock(long *lock) {
   uint64_t *w = lock_word("shmem_set_lock", lock);
-  uint32_t ticket = next_of(__atomic_fetch_add(w, TICKET_ONE, __ATOMIC_ACQUIRE));
+  uint64_t old = __atomic_fetch_add(w, TICKET_ONE, __ATOMIC_ACQUIRE);
+  if (impossible(old)) bad_word("shmem_set_lock", lock, old);
+  uint32_t ticket = next_of(old);
   SHOAL_WAIT_WHILE(serving_of(__atomic_load_n(w, __ATOMIC_ACQUIRE)) != ticket);
 }
 
 int shmem_test_lock(long *lock) {
   uint64_t *w = lock_word("shmem_test_lock", lock);
   uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED);
+  if (impossible(old)) bad_word("shmem_test_lock", lock, old);
   if (next_of(old) != serving_of(old)) return 1; /* held (or waited for) */
   return __atomic_compare_exchange_n(w, &old, old + TICKET_ONE, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED) ? 0 : 1;
 }
@@ -36,6 +55,7 @@ void shmem_clear_lock(long *lock) {
   shmem_quiet(); /* the holder's puts and AMOs complete before the next holder enters */
   uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), upd;
   do {
+    if (impossible(old)) bad_word("shmem_clear_lock", lock, old);
     if (next_of(old) == serving_of(old))
       shoal_fatal("shmem_clear_lock", "lock %p is not held by any PE", (void *)lock);
     upd = (old & ~(uint64_t)UINT32_MAX) | (uint32_t)(serving_of(old) + 1);

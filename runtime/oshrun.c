@@ -37,6 +37,7 @@
 #define PENDING_TIMEOUT_S 10.0     /* a connection that says no HELLO in this time is closed */
 #define MAX_MSG ((uint64_t)1 << 20) /* SHOAL_BOOT_MAX_LEN: the largest all-gather contribution */
 #define MAX_REFUSALS_SAID 5
+#define REAP_MS 250                /* the loop wakes at least this often to reap PEs (see reap) */
 
 /* A reference-counted message: one all-gather reply is queued on every PE's connection. */
 typedef struct blob {
@@ -367,6 +368,30 @@ static void drain_socket(int i) {
   if (pes[i].c.fd >= 0) handle_msgs(i);
 }
 
+/* Reap every PE that has exited and judge its exit. Called after every wake-up, not only on SIGCHLD: a thread that
+ * a library started with SIGCHLD unblocked can take the signal, and the loop must not wait for it forever. */
+static int reap(void) {
+  int st, gone = 0;
+  pid_t pid;
+  while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+    for (int i = 0; i < npes; i++) {
+      if (pes[i].pid != pid || !pes[i].running) continue;
+      pes[i].running = false;
+      pes[i].status = st;
+      gone++;
+      if (WIFSIGNALED(st)) {
+        STOP(128 + WTERMSIG(st), "PE %d (pid %d) was killed by signal %d (%s); stopping the job\n", i, (int)pid,
+             WTERMSIG(st), strsignal(WTERMSIG(st)));
+      } else if (WEXITSTATUS(st)) {
+        STOP(WEXITSTATUS(st), "PE %d (pid %d) exited with status %d; stopping the job\n", i, (int)pid,
+             WEXITSTATUS(st));
+      } else if (pes[i].hello && !pes[i].finalized && (drain_socket(i), !pes[i].finalized)) {
+        STOP(1, "PE %d (pid %d) exited without shmem_finalize; stopping the job\n", i, (int)pid);
+      }
+    }
+  return gone;
+}
+
 static int cpus_available(void) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set)) return (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -387,6 +412,15 @@ static bool on_path(const char *prog) {
 }
 
 int main(int argc, char **argv) {
+  /* Signals are taken through a signalfd: block them before anything can start a thread (a library that would
+   * otherwise receive SIGCHLD in a thread of its own, leaving the loop waiting for a signal that never comes). */
+  sigset_t mask, oldmask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGHUP);
+  sigprocmask(SIG_BLOCK, &mask, &oldmask);
   oshrun_opts_t o;
   char err[512];
   if (oshrun_opts_parse(argc, argv, &o, err, sizeof err)) {
@@ -420,6 +454,7 @@ int main(int argc, char **argv) {
     char **hv = oshrun_handoff_argv(&o, argc, argv, launcher);
     if (!hv) return 1;
     fflush(stdout);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
     execvp(launcher, hv);
     fprintf(stderr, "oshrun: cannot run %s: %s\n", launcher, strerror(errno));
     return 127;
@@ -504,14 +539,11 @@ int main(int argc, char **argv) {
   setenv(SHOAL_BOOT_ENV_SIZE, nbuf, 1);
   setenv(SHOAL_BOOT_ENV_LOCAL_SIZE, nbuf, 1);
 
-  sigset_t mask, oldmask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGCHLD);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGHUP);
-  sigprocmask(SIG_BLOCK, &mask, &oldmask);
-  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) {
+    fprintf(stderr, "oshrun: signalfd: %s\n", strerror(errno));
+    return 1;
+  }
   pid_t self = getpid();
 
   for (int i = 0; i < n; i++) {
@@ -610,8 +642,9 @@ int main(int argc, char **argv) {
     }
     if (deadline && !stopping && deadline < wake) wake = deadline;
     if (stopping && kill_at && kill_at < wake) wake = kill_at;
-    int ms = wake == 1e300 ? -1 : (int)((wake - t) * 1000) + 1;
-    if (ms < -1) ms = 0;
+    int ms = wake == 1e300 ? REAP_MS : (int)((wake - t) * 1000) + 1;
+    if (ms < 0) ms = 0;
+    if (ms > REAP_MS) ms = REAP_MS;
     int r = poll(pfd, (nfds_t)np, ms);
     if (r < 0 && errno != EINTR) break;
     t = now();
@@ -631,32 +664,9 @@ int main(int argc, char **argv) {
       int w = who[k];
       if (w == -1) {
         struct signalfd_siginfo si;
-        while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-          if (si.ssi_signo != SIGCHLD) {
+        while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) /* every pending signal; never blocks */
+          if (si.ssi_signo != SIGCHLD)
             STOP(128 + (int)si.ssi_signo, "received signal %d; stopping the job\n", (int)si.ssi_signo);
-            continue;
-          }
-          int st;
-          pid_t pid;
-          while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-            for (int i = 0; i < n; i++) {
-              if (pes[i].pid != pid || !pes[i].running) continue;
-              pes[i].running = false;
-              pes[i].status = st;
-              nrunning--;
-              if (WIFSIGNALED(st)) {
-                STOP(128 + WTERMSIG(st), "PE %d (pid %d) was killed by signal %d (%s); stopping the job\n", i,
-                     (int)pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
-              } else if (WEXITSTATUS(st)) {
-                STOP(WEXITSTATUS(st), "PE %d (pid %d) exited with status %d; stopping the job\n", i, (int)pid,
-                     WEXITSTATUS(st));
-              } else if (pes[i].hello && !pes[i].finalized && (drain_socket(i), !pes[i].finalized)) {
-                STOP(1, "PE %d (pid %d) exited without shmem_finalize; stopping the job\n", i, (int)pid);
-              }
-            }
-          }
-          break;
-        }
       } else if (w == -2) {
         int c;
         while ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) admit(c, pending, &npending);
@@ -670,6 +680,7 @@ int main(int argc, char **argv) {
         read_output(w / 3, w % 3 - 1);
       }
     }
+    nrunning -= reap();
     int k2 = 0;
     for (int k = 0; k < npending; k++) {
       if (pending[k].fd >= 0 && pending[k].since + PENDING_TIMEOUT_S <= t) {

@@ -6,6 +6,7 @@
 
 /* Spaces that cannot be addressed by load/store (GPU memory, process_vm): their put/get slot, or fatal. */
 static void put_slow(const char *routine, void *dest, const void *src, size_t n, int pe) {
+  if (!n) return; /* zero length: a valid no-op, even when dest is not symmetric */
   size_t off;
   shoal_space_t *s = shoal_space_find(dest, n, &off);
   if (!s) shoal_xlate_slow(dest, n, pe, routine, "dest"); /* fatal, with the reason */
@@ -18,6 +19,7 @@ static void put_slow(const char *routine, void *dest, const void *src, size_t n,
 }
 
 static void get_slow(const char *routine, void *dest, const void *src, size_t n, int pe) {
+  if (!n) return;
   size_t off;
   shoal_space_t *s = shoal_space_find(src, n, &off);
   if (!s) shoal_xlate_slow(src, n, pe, routine, "source");
@@ -34,11 +36,25 @@ static inline bool in_host_heap(const void *p, size_t n) {
   return off < shoal_g.heap_size && n <= shoal_g.heap_size - off;
 }
 
+/* The local buffer is tested for NULL on the fast path in place of the length: one branch, as before. A zero length
+ * (a valid no-op, even with NULL pointers) is caught here or in put_slow/get_slow, as a 0-byte copy where dest and
+ * source are valid. */
+static _Noreturn __attribute__((noinline, cold)) void rma_null(const char *routine, const char *arg, size_t n) {
+  shoal_fatal(routine, "%s is NULL with %zu bytes to transfer", arg, n);
+}
+#define RMA_CHECK_LOCAL(routine, arg, buf, n)                                                                         \
+  do {                                                                                                                 \
+    if (SHOAL_UNLIKELY(!(buf))) {                                                                                      \
+      if (!(n)) return;                                                                                                \
+      rma_null(routine, arg, n);                                                                                       \
+    }                                                                                                                  \
+  } while (0)
+
 static inline __attribute__((always_inline)) void rma_put(const char *routine, void *dest, const void *src,
                                                           size_t n, int pe) {
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
-  if (SHOAL_UNLIKELY(!n)) return; /* zero length: a valid no-op, even with NULL pointers */
+  RMA_CHECK_LOCAL(routine, "source", src, n);
   if (SHOAL_LIKELY(in_host_heap(dest, n)))
     memcpy((char *)dest + shoal_g.heap_delta[pe], src, n);
   else if (shoal_in_static(dest, n, 1))
@@ -51,7 +67,7 @@ static inline __attribute__((always_inline)) void rma_get(const char *routine, v
                                                           size_t n, int pe) {
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
-  if (SHOAL_UNLIKELY(!n)) return;
+  RMA_CHECK_LOCAL(routine, "dest", dest, n);
   if (SHOAL_LIKELY(in_host_heap(src, n)))
     memcpy(dest, (const char *)src + shoal_g.heap_delta[pe], n);
   else if (shoal_in_static(src, n, 1))
@@ -79,6 +95,8 @@ static void rma_strided(const char *routine, bool put, void *dest, const void *s
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
   if (!nelems) return;
+  if (put ? !src : !dest)
+    shoal_fatal(routine, "%s is NULL with %zu elements to transfer", put ? "source" : "dest", nelems);
   if (dst < 1) shoal_fatal(routine, "dst stride %td must be >= 1", dst);
   if (sst < 1) shoal_fatal(routine, "sst stride %td must be >= 1", sst);
   size_t span_d, span_s;

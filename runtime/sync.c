@@ -14,7 +14,10 @@ void shmem_fence(void) {
   atomic_thread_fence(memory_order_release); /* stores to each peer's mapping become visible in order */
 }
 
+/* On SHMEM_CTX_INVALID, quiet and fence perform no operation (spec 1.5 9.11), as shmem_ctx_destroy does. */
 void shmem_ctx_fence(shmem_ctx_t ctx) {
+  SHOAL_CHECK_INIT("shmem_ctx_fence");
+  if (ctx == SHMEM_CTX_INVALID) return;
   SHOAL_CHECK_CTX("shmem_ctx_fence", ctx);
   shmem_fence();
 }
@@ -26,6 +29,8 @@ void shmem_quiet(void) {
 }
 
 void shmem_ctx_quiet(shmem_ctx_t ctx) {
+  SHOAL_CHECK_INIT("shmem_ctx_quiet");
+  if (ctx == SHMEM_CTX_INVALID) return;
   SHOAL_CHECK_CTX("shmem_ctx_quiet", ctx);
   shmem_quiet();
 }

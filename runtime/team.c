@@ -11,7 +11,10 @@
 shmem_team_t SHMEM_TEAM_WORLD = SHMEM_TEAM_INVALID;
 shmem_team_t SHMEM_TEAM_SHARED = SHMEM_TEAM_INVALID;
 
-static shoal_team_t world_obj, shared_obj;
+shoal_team_t shoal_team_pool[SHOAL_TEAM_POOL]; /* every team object of this PE (coll.h) */
+#define world_obj (shoal_team_pool[0])
+#define shared_obj (shoal_team_pool[1])
+static unsigned pool_next = 2; /* where the round-robin search for a free entry starts */
 
 /* Team slots: per slot, the flag cells (one per possible sender), the pub cell, and the scratch. */
 static struct {
@@ -116,28 +119,38 @@ shoal_status_t shoal_team_init(void) {
   return SHOAL_OK;
 }
 
-/* Destroyed teams keep their (small) header for a while so that a late use is reported, not a crash. */
-#define QUARANTINE 64
-static shoal_team_t *quarantine[QUARANTINE];
-static unsigned quarantine_next;
 static _Thread_local shoal_team_t aset_obj; /* per thread: threads may run active-set collectives at once */
 
-void shoal_team_fini(void) {
-  for (int i = 0; i < QUARANTINE; i++) {
-    free(quarantine[i]);
-    quarantine[i] = NULL;
+/* A pool entry for a new team: never used, or destroyed longest ago. Destroyed entries keep their header (magic
+ * SHOAL_TEAM_DEAD) until reused, so a late use of the handle is reported as such. */
+static shoal_team_t *team_alloc(void) {
+  for (unsigned k = 0; k < SHOAL_TEAM_POOL - 2; k++) {
+    unsigned i = 2 + (pool_next - 2 + k) % (SHOAL_TEAM_POOL - 2);
+    if (shoal_team_pool[i].magic != SHOAL_TEAM_MAGIC) {
+      pool_next = i + 1 < SHOAL_TEAM_POOL ? i + 1 : 2;
+      memset(&shoal_team_pool[i], 0, sizeof shoal_team_pool[i]);
+      return &shoal_team_pool[i];
+    }
   }
-  team_free(&world_obj);
-  team_free(&shared_obj);
+  return NULL; /* cannot happen: a PE holds at most SHOAL_TEAM_SLOTS - 2 user teams */
+}
+
+void shoal_team_fini(void) {
+  for (int i = 0; i < SHOAL_TEAM_POOL; i++) {
+    team_free(&shoal_team_pool[i]);
+    shoal_team_pool[i].magic = 0;
+  }
+  pool_next = 2;
   team_free(&aset_obj);
-  world_obj.magic = shared_obj.magic = aset_obj.magic = 0;
+  aset_obj.magic = 0;
   aset_obj.psync = NULL;
 }
 
 _Noreturn void shoal_team_invalid(const char *routine, shmem_team_t team) {
-  const shoal_team_t *t = (const shoal_team_t *)team;
-  if (!t) shoal_fatal(routine, "team: SHMEM_TEAM_INVALID passed where a valid team is required");
-  if (t->magic == SHOAL_TEAM_DEAD) shoal_fatal(routine, "team %p: used after shmem_team_destroy", (void *)team);
+  if (!team) shoal_fatal(routine, "team: SHMEM_TEAM_INVALID passed where a valid team is required");
+  /* Only a handle into the pool is read: anything else may point anywhere. */
+  if (shoal_team_in_pool(team) && ((const shoal_team_t *)team)->magic == SHOAL_TEAM_DEAD)
+    shoal_fatal(routine, "team %p: used after shmem_team_destroy", (void *)team);
   shoal_fatal(routine, "team %p: not a team handle (never created, or corrupted)", (void *)team);
 }
 
@@ -263,8 +276,8 @@ static int team_create(shoal_team_t *p, const char *routine, int nnew, team_spec
   for (int s = 2; s < SHOAL_TEAM_SLOTS && nfound < nnew; s++)
     if (!(split_buf[s] & TOP_BIT)) chosen[nfound++] = s;
   for (int k = 0; k < nnew; k++) *spec[k].out = SHMEM_TEAM_INVALID;
-  if (nfound < nnew) { /* the same on every PE of the parent */
-    if (p->rank == 0)
+  if (nfound < nnew) { /* the same on every PE of the parent; the nonzero return says it, SHMEM_DEBUG says why */
+    if (shoal_env.debug && p->rank == 0)
       shoal_warn("%s: no free team slot: at most %d teams sharing a PE with this parent team may exist at once "
                  "(destroy unused teams)", routine, SHOAL_TEAM_SLOTS - 2);
     return -1;
@@ -273,7 +286,7 @@ static int team_create(shoal_team_t *p, const char *routine, int nnew, team_spec
     team_spec_t *sp = &spec[k];
     if (!sp->size) continue;
     int myrank = (p->rank - sp->start) / (sp->stride ? sp->stride : 1);
-    shoal_team_t *t = calloc(1, sizeof *t);
+    shoal_team_t *t = team_alloc();
     int wstart = p->world[sp->start], wstride = p->wstride * sp->stride;
     if (!t || team_setup(t, chosen[k], wstart, wstride, sp->size, myrank, split_buf[chosen[k]])) {
       /* Cannot happen on one PE only without the others knowing; out of memory here is fatal. */
@@ -366,9 +379,6 @@ void shmem_team_destroy(shmem_team_t team) {
   if (t->seq > slot_hw[t->slot]) slot_hw[t->slot] = t->seq;
   t->magic = SHOAL_TEAM_DEAD;
   team_free(t);
-  free(quarantine[quarantine_next]);
-  quarantine[quarantine_next] = t;
-  quarantine_next = (quarantine_next + 1) % QUARANTINE;
 }
 
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx) {

@@ -34,6 +34,11 @@ int shoal_topo_load(hwloc_topology_t *out, const char *src)
     /* hwloc drops every I/O object by default; GPUs are found among the PCI devices. */
     if (hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0)
         goto fail;
+    /* GPUs are found as PCI devices: hwloc's GPU backends would initialize the vendors' runtimes instead, in oshrun
+     * too (an MPS client with threads of its own, which took oshrun's SIGCHLD) and in every PE (slow). */
+    static const char *const gpu_backends[] = { "cuda", "nvml", "opencl", "rsmi", "levelzero", "gl" };
+    for (size_t i = 0; i < sizeof(gpu_backends) / sizeof(gpu_backends[0]); i++)
+        hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, gpu_backends[i]);
     if (src && n >= 4 && strcmp(src + n - 4, ".xml") == 0) {
         if (hwloc_topology_set_xml(t, src) < 0)
             goto fail;

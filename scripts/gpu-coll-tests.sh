@@ -38,9 +38,9 @@ if [ "${1:-}" = "--bundle" ]; then
     mkdir -p "$b/lib" && cp "$build/runtime/oshrun" "$b/bin/"
     cp -P "$build"/runtime/libshoal.so "$build"/runtime/libshoal.so.0 "$build"/runtime/libshoal.so.0.1.0 "$b/lib/"
     mkdir -p "$b/lib/fallback"
-    for l in libhwloc.so.15 libudev.so.1; do   # what libshoal and oshrun need beyond libc, used only if missing there
-      p=$(ldconfig -p | awk -v l="$l" '$1 == l && /x86-64/ {print $NF; exit}')
-      [ -n "$p" ] && cp -L "$p" "$b/lib/fallback/"
+    # what libshoal and oshrun need beyond libc (hwloc, PMIx and its libevent, munge, udev), used only if missing there
+    for p in $(ldd "$build/runtime/libshoal.so" "$build/runtime/oshrun" | awk '$3 ~ /^\// {print $3}' | sort -u); do
+      case $(basename "$p") in libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;; *) cp -L "$p" "$b/lib/fallback/" ;; esac
     done
   fi
   # the GPU tests (scripts/gpu-tests.sh), in the build tree's layout, for --multi
@@ -120,6 +120,10 @@ elif [ "${1:-}" = "--multi" ]; then # every visible GPU (issue 7): one PE per GP
   shift
 fi
 B=$(cd "${1:?usage: $0 [--quick|--multi|--tune] BUNDLE | --bundle BUILD | --plot CSV SVG}" && pwd)
+# libraries this machine may lack (the runtime's PMIx, libevent, munge, hwloc): the bundle's copies, as a last resort
+if [ -e "$B/lib/libshoal.so" ] && ldd "$B/lib/libshoal.so" | grep -q 'not found'; then
+  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$B/lib/fallback
+fi
 OUT=${OUT:-/tmp/gpu-coll-out}
 mkdir -p "$OUT"
 # Every log goes to one directory, packed at the end as $OUT/logs.tar.gz (the device tool returns only a few files):
@@ -247,7 +251,6 @@ have_shmem=0
 if [ -x "$B/bin/coll_gpu_shmem" ] && [ -x "$B/bin/oshrun" ]; then
   have_shmem=1
   export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  ldconfig -p | grep -q 'libhwloc.so.15 ' || export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$B/lib/fallback
 fi
 df=0
 [ "$mps" = yes ] && df=1

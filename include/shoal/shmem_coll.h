@@ -29,7 +29,8 @@ extern "C" {
 int shmem_team_sync(shmem_team_t team);
 /** Active set: quiet, then wait until every PE of the set arrives (spec shmem_barrier, deprecated). */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
-/** Active set: wait until every PE of the set arrives (spec shmem_sync, deprecated). */
+/** Active set: wait until every PE of the set arrives (spec shmem_sync, deprecated). The one-argument C11 form
+ *  shmem_sync(team) is shmem_team_sync (see <shmem.h>). */
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
 
 /* ---- broadcast, collect, fcollect, alltoall, alltoalls for every standard RMA type (spec 9.9) ---- */

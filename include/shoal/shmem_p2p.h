@@ -92,7 +92,10 @@ SHOAL_P2P_TYPES(SHOAL_DECL_P2P)
 
 /* ---- distributed locks (spec 9.12) ----
  * lock: a symmetric long, 0 on every PE before first use and not otherwise accessed. The lock is a FIFO ticket lock
- * kept in PE 0's copy, so PEs acquire it in arrival order and none starves. Not reentrant. */
+ * kept in PE 0's copy, so PEs acquire it in arrival order and none starves. Not reentrant. A word that no lock ever
+ * holds (one not set to 0 first, with its "serving" half ahead of its "next" half) stops the job in all three
+ * routines instead of a silent hang; SHMEM_DEBUG=1 also catches more outstanding tickets than PEs (below
+ * SHMEM_THREAD_MULTIPLE). Other stale values cannot be told from a held lock. */
 /** Block until the calling PE holds the lock (spec 9.12.1). */
 void shmem_set_lock(long *lock);
 /** Release the lock after completing this PE's outstanding puts and AMOs (quiet). Releasing a lock nobody holds

@@ -6,15 +6,16 @@
  * handle value on every PE.
  *
  * Limit: a team takes one of 30 team slots, chosen so that teams with a common member never share one (teams with
- * disjoint members may); a split that finds no free slot returns nonzero on every PE of the parent team and PE 0 of
- * the parent prints why. Destroying a team frees its slot.
+ * disjoint members may); a split that finds no free slot returns nonzero on every PE of the parent team (with
+ * SHMEM_DEBUG=1, PE 0 of the parent prints why). Destroying a team frees its slot.
  *
  * Threads: collectives on different teams may run in different threads at once; team creation and destruction
  * (and SHMEM_DEBUG's argument checks) expect one thread at a time per PE.
  *
  * Errors: SHMEM_TEAM_INVALID gives -1 / NULL / nonzero where the specification says so (my_pe, n_pes,
  * translate_pe, get_config, team_ptr, the splits, create_ctx) and is fatal for collectives. A destroyed or garbage
- * handle is always fatal: "shoal: PE <me>: <routine>: team ...: <reason>".
+ * handle is always fatal: "shoal: PE <me>: <routine>: team ...: <reason>" (a handle is checked against this PE's
+ * table of team objects before it is read, so any value gives the message, never a crash).
  */
 #ifndef SHOAL_SHMEM_TEAMS_H
 #define SHOAL_SHMEM_TEAMS_H

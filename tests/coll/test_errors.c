@@ -75,6 +75,27 @@ int main(int argc, char **argv) {
     shmem_team_sync(SHMEM_TEAM_WORLD);
   } else if (!strcmp(m, "algo_bcast")) {
     shmem_long_broadcast(SHMEM_TEAM_WORLD, b, a, 1, 0);
+  } else if (!strncmp(m, "garbage_", 8)) { /* a handle no team routine made: reported, never dereferenced */
+    const char *r = m + 8;
+    shmem_team_t g = (shmem_team_t)0x1234, x, y;
+    shmem_ctx_t ctx;
+    shmem_team_config_t cfg;
+    if (!strcmp(r, "inside")) g = (shmem_team_t)((char *)SHMEM_TEAM_WORLD + 8); /* inside a team object */
+    if (!strcmp(r, "data")) g = (shmem_team_t)a;                                 /* readable, not a team */
+    if (!strcmp(r, "my_pe") || !strcmp(r, "inside") || !strcmp(r, "data")) shmem_team_my_pe(g);
+    else if (!strcmp(r, "n_pes")) shmem_team_n_pes(g);
+    else if (!strcmp(r, "config")) shmem_team_get_config(g, 0, &cfg);
+    else if (!strcmp(r, "translate")) shmem_team_translate_pe(SHMEM_TEAM_WORLD, 0, g);
+    else if (!strcmp(r, "ptr")) shmem_team_ptr(g, a, 0);
+    else if (!strcmp(r, "split")) shmem_team_split_strided(g, 0, 1, 1, NULL, 0, &x);
+    else if (!strcmp(r, "split_2d")) shmem_team_split_2d(g, 1, NULL, 0, &x, NULL, 0, &y);
+    else if (!strcmp(r, "create_ctx")) shmem_team_create_ctx(g, 0, &ctx);
+    else if (!strcmp(r, "destroy")) shmem_team_destroy(g);
+    else if (!strcmp(r, "sync")) shmem_team_sync(g);
+    else if (!strcmp(r, "broadcast")) shmem_long_broadcast(g, b, a, 1, 0);
+    else if (!strcmp(r, "fcollect")) shmem_fcollectmem(g, b, a, 8);
+    else if (!strcmp(r, "alltoall")) shmem_long_alltoall(g, b, a, 1);
+    else if (!strcmp(r, "reduce")) shmem_long_sum_reduce(g, b, a, 1);
   } else if (strcmp(m, "ok")) {
     fprintf(stderr, "test_errors: unknown mode %s\n", m);
     return 2;

@@ -21,26 +21,15 @@ import subprocess
 import sys
 import time
 
-LIMIT = 15.0
-GRACE = 2.0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'scripts'))
+from procs import live_procs as _live  # noqa: E402
 
 
 def live_procs(token):
-    """pids of non-zombie processes (other than this one) whose command line contains token."""
-    found = []
-    for p in os.listdir('/proc'):
-        if not p.isdigit() or int(p) == os.getpid():
-            continue
-        try:
-            with open(f'/proc/{p}/cmdline', 'rb') as f:
-                cmd = f.read()
-            with open(f'/proc/{p}/stat') as f:
-                state = f.read().rsplit(')', 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in cmd and state not in ('Z', 'X'):
-            found.append((int(p), cmd.replace(b'\0', b' ').decode(errors='replace').strip()))
-    return found
+    return _live(token, with_cmd=True)
+
+LIMIT = 15.0
+GRACE = 2.0
 
 
 def main():

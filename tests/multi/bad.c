@@ -4,7 +4,10 @@
  *
  * Usage: bad MODE   with MODE one of
  *   pe_range pe_negative nonsym_stack nonsym_malloc past_end neg_stride zero_stride before_init after_finalize
- *   reinit double_free malloc_mismatch (with SHMEM_DEBUG=1) init_only (for bad environment values) */
+ *   reinit double_free malloc_mismatch (with SHMEM_DEBUG=1) init_only (for bad environment values)
+ *   null_putmem null_getmem null_put_nbi null_ctx_get null_put64 null_iput null_iget null_put_signal null_fetch_nbi
+ *   (a NULL local buffer with a nonzero length) */
+#include <stdint.h>
 #include <shmem.h>
 #include <shmemx.h>
 #include <stdio.h>
@@ -53,6 +56,17 @@ int main(int argc, char **argv) {
       shmem_putmem(sym, sym, total + 1, 0); /* starts in the heap, ends past it */
     } else if (!strcmp(mode, "neg_stride")) shmem_long_iput(sym, gsrc, -1, 1, 4, 0);
     else if (!strcmp(mode, "zero_stride")) shmem_long_iget(local, sym, 1, 0, 4, 0);
+    else if (!strcmp(mode, "null_putmem")) shmem_putmem(sym, NULL, 8, 0);
+    else if (!strcmp(mode, "null_getmem")) shmem_getmem(NULL, sym, 8, 0);
+    else if (!strcmp(mode, "null_put_nbi")) shmem_long_put_nbi(sym, NULL, 2, 0);
+    else if (!strcmp(mode, "null_ctx_get")) shmem_ctx_int_get(SHMEM_CTX_DEFAULT, NULL, (int *)sym, 3, 0);
+    else if (!strcmp(mode, "null_put64")) shmem_put64(sym, NULL, 1, 0);
+    else if (!strcmp(mode, "null_iput")) shmem_long_iput(sym, NULL, 2, 1, 4, 0);
+    else if (!strcmp(mode, "null_iget")) shmem_iget32(NULL, sym, 1, 2, 4, 0);
+    else if (!strcmp(mode, "null_put_signal")) {
+      static uint64_t sig;
+      shmem_putmem_signal(sym, NULL, 8, &sig, 1, SHMEM_SIGNAL_SET, 0);
+    } else if (!strcmp(mode, "null_fetch_nbi")) shmem_long_atomic_fetch_add_nbi(NULL, sym, 1, 0);
     else if (!strcmp(mode, "double_free")) {
       /* Only this PE frees twice; the barrier inside the first free is matched by the others' barrier below. */
       shmem_free(sym);

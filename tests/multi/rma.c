@@ -275,6 +275,15 @@ static void test_zero(void) {
   shmem_ctx_getmem(SHMEM_CTX_DEFAULT, NULL, NULL, 0, right);
   shmem_put((int *)NULL, (int *)NULL, 0, right);
   shmem_get((long *)NULL, (long *)NULL, 0, right);
+  /* One pointer NULL or not symmetric, the other valid: still nothing (the length is tested after the pointers). */
+  shmem_putmem(h_dst, NULL, 0, right);
+  shmem_putmem(NULL, priv, 0, right);
+  shmem_putmem(priv, h_src, 0, right);
+  shmem_getmem(NULL, h_src, 0, right);
+  shmem_getmem(priv, NULL, 0, right);
+  shmem_getmem(priv, priv, 0, right);
+  shmem_long_put_nbi((long *)h_dst, NULL, 0, right);
+  shmem_long_get_nbi(NULL, (long *)h_src, 0, right);
   shmem_quiet();
   shmem_barrier_all();
   CHECK(all_poison(h_dst, BUF) && all_poison(priv, BUF), "a zero-length transfer wrote something");

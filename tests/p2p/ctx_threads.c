@@ -1,8 +1,8 @@
 /* ctx_threads.c - contexts and SHMEM_THREAD_MULTIPLE: several pthreads per PE create their own contexts (every option
  * combination), run AMOs, puts and put-with-signal on them and on the default context at the same time, and destroy
- * them. Totals must be exact. Also: ctx_create/destroy/get_team semantics (invalid options, SHMEM_CTX_INVALID), and
- * the spec's two context examples, written with pthreads instead of OpenMP: a task counter drained with per-thread
- * private contexts, and a library keeping one context per thread in thread-local storage. */
+ * them. Totals must be exact. Also: ctx_create/destroy/get_team/quiet/fence semantics (invalid options,
+ * SHMEM_CTX_INVALID), and the spec's two context examples, written with pthreads instead of OpenMP: a task counter
+ * drained with per-thread private contexts, and a library keeping one context per thread in thread-local storage. */
 #include "ptest.h"
 
 #include <pthread.h>
@@ -115,6 +115,10 @@ int main(void) {
   CHECK(shmem_ctx_get_team(SHMEM_CTX_INVALID, &team) != 0 && team == SHMEM_TEAM_INVALID, "get_team(INVALID)");
   CHECK(shmem_ctx_get_team(SHMEM_CTX_DEFAULT, &team) == 0 && team == SHMEM_TEAM_WORLD, "get_team(DEFAULT)");
   shmem_ctx_destroy(SHMEM_CTX_INVALID); /* a no-op */
+  shmem_ctx_quiet(SHMEM_CTX_INVALID);   /* no-ops too (spec 1.5 9.11), on the handle a failed create leaves */
+  shmem_ctx_fence(SHMEM_CTX_INVALID);
+  shmem_ctx_quiet(c);
+  shmem_ctx_fence(c);
   shmem_ctx_t many[64];
   for (int i = 0; i < 64; i++) CHECK(shmem_ctx_create(i % 8 == 7 ? 0 : (long)(i % 8), &many[i]) == 0, "create %d", i);
   for (int i = 0; i < 64; i++)

@@ -6,6 +6,8 @@
 #include <string.h>
 
 static long s_lock;
+static long s_bad_lock = 5;                   /* serving 5 ahead of next 0: no lock ever holds it */
+static long s_bad_lock2 = 0x3ff0000000000000; /* 1.0's bits: 2^30 tickets outstanding; caught with SHMEM_DEBUG=1 */
 static uint64_t s_sig;
 
 int main(int argc, char **argv) {
@@ -47,6 +49,14 @@ int main(int argc, char **argv) {
       shmem_putmem_signal(heap, buf, 8, &lsig, 1, SHMEM_SIGNAL_SET, 0);
     } else if (!strcmp(m, "lock-nonsym")) {
       shmem_set_lock(&local);
+    } else if (!strcmp(m, "lock-garbage")) {
+      shmem_set_lock(&s_bad_lock);
+    } else if (!strcmp(m, "lock-garbage-test")) {
+      shmem_test_lock(&s_bad_lock);
+    } else if (!strcmp(m, "lock-garbage-clear")) {
+      shmem_clear_lock(&s_bad_lock);
+    } else if (!strcmp(m, "lock-garbage-wide")) {
+      shmem_set_lock(&s_bad_lock2);
     } else if (!strcmp(m, "clear-unheld")) {
       shmem_clear_lock(&s_lock);
     } else if (!strcmp(m, "amo-nonsym")) {

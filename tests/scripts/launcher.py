@@ -28,6 +28,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from procs import live_procs  # noqa: E402
+
 KILL_GRACE = 1.0     # s: PEs must be gone this long after oshrun exits (or is killed)
 STOP_LIMIT = 1.0     # s: from a failing PE's last line to oshrun's exit
 WATCH_DIRS = ['/dev/shm', '/tmp']
@@ -41,24 +44,6 @@ def listing():
         except OSError:
             pass
     return out
-
-
-def live_procs(token):
-    """pids of non-zombie processes whose command line contains token."""
-    found = []
-    for p in os.listdir('/proc'):
-        if not p.isdigit() or int(p) == os.getpid():
-            continue
-        try:
-            with open(f'/proc/{p}/cmdline', 'rb') as f:
-                cmd = f.read()
-            with open(f'/proc/{p}/stat') as f:
-                state = f.read().rsplit(')', 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in cmd and state not in ('Z', 'X'):
-            found.append(int(p))
-    return found
 
 
 class Run:
