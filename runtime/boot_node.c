@@ -10,6 +10,7 @@
 #include "shoal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/random.h>
@@ -185,13 +186,22 @@ static shoal_status_t member_round(shoal_boot_t *b, int fd, uint64_t tag, int *f
     struct sockaddr_un a;
     socklen_t al = node_addr(b->node_name, &a);
     int s = -1;
-    for (;;) { /* the leader's backlog may be full (of strangers it has not closed yet): retry */
-      s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    for (;;) { /* the leader's backlog may be full (of strangers it has not closed yet): wait in it, then retry */
+      s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
       if (s < 0) return SHOAL_ERR_IO;
-      if (!connect(s, (struct sockaddr *)&a, al)) break;
+      struct timeval tv = {1, 0}; /* connect() waits for room in the backlog this long */
+      setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+      if (!connect(s, (struct sockaddr *)&a, al)) {
+        int fl = fcntl(s, F_GETFL);
+        if (fl < 0 || fcntl(s, F_SETFL, fl | O_NONBLOCK)) {
+          close(s);
+          return SHOAL_ERR_IO;
+        }
+        break;
+      }
       int e = errno;
       close(s);
-      if ((e != EAGAIN && e != ECONNREFUSED && e != EINTR) || now_s() > deadline) {
+      if ((e != EAGAIN && e != EINPROGRESS && e != ECONNREFUSED && e != EINTR) || now_s() > deadline) {
         shoal_warn("shmem_init: cannot reach PE %d's node socket: %s", lead, strerror(e));
         return SHOAL_ERR_IO;
       }
@@ -277,8 +287,8 @@ static shoal_status_t leader_round(shoal_boot_t *b, int fd, uint64_t tag, int *f
     for (int k = 0; k < np && !rc; k++) {
       if (!pf[k].revents) continue;
       if (!idx[k]) { /* new connections: checked before anything is read from them */
-        int c;
-        while ((c = accept4(b->node_listen, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+        int c; /* a bounded batch: a stranger who connects in a loop must not keep us from our PEs and the deadline */
+        for (int nb = 0; nb < 16 && (c = accept4(b->node_listen, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0; nb++) {
           pid_t pid = -1;
           uid_t uid = (uid_t)-1;
           int i = peer_is(c, -1, &pid, &uid) ? local_by_pid(b, pid) : -1;
@@ -341,13 +351,20 @@ out:
 shoal_status_t shoal_boot_fd_allgather(shoal_boot_t *b, int fd, uint64_t tag, int *fds, uint64_t *tags) {
   for (int p = 0; p < b->size; p++) fds[p] = -1, tags[p] = 0;
   if (b->local_size < 2) return SHOAL_OK;
-  if (b->node_listen < 0 && b->node_fd < 0 && b->node_round && b->rank == leader(b)) return SHOAL_ERR_INVAL;
+  if (b->node_failed || (b->node_listen < 0 && b->node_fd < 0 && b->node_round && b->rank == leader(b))) {
+    shoal_warn("shmem_init: the node's descriptor exchange is closed (an earlier round failed, or init is over)");
+    return SHOAL_ERR_IO;
+  }
   double deadline = now_s() + NODE_TIMEOUT_S;
   shoal_status_t rc = b->rank == leader(b) ? leader_round(b, fd, tag, fds, tags, deadline)
                                            : member_round(b, fd, tag, fds, tags, deadline);
   b->node_round++;
-  if (rc)
+  if (rc) {
     for (int p = 0; p < b->size; p++)
       if (fds[p] >= 0) close(fds[p]), fds[p] = -1;
+    /* what is left of this round in the sockets would be taken for the next one's: no next round */
+    shoal_boot_node_close(b);
+    b->node_failed = true;
+  }
   return rc;
 }

@@ -46,7 +46,10 @@ const char *shoal_memfd_unfit(int fd, size_t len) {
   if (fd < 0) return "it sent no descriptor";
   if (fstat(fd, &st) || !S_ISREG(st.st_mode)) return "its descriptor is not a memory file";
   if ((uint64_t)st.st_size != (uint64_t)len) return "its descriptor has the wrong size";
-  if (fcntl(fd, F_GET_SEALS) != SHOAL_MEMFD_SEALS) return "its descriptor is not a sealed memfd";
+  /* at least our seals (a kernel with vm.memfd_noexec adds F_SEAL_EXEC), and nothing that would stop our writes */
+  int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || (seals & SHOAL_MEMFD_SEALS) != SHOAL_MEMFD_SEALS || (seals & (F_SEAL_WRITE | SHOAL_SEAL_FUTURE_WRITE)))
+    return "its descriptor is not a memfd sealed against resizing";
   return NULL;
 }
 

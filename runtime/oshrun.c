@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -37,6 +38,7 @@
 #define PENDING_TIMEOUT_S 10.0     /* a connection that says no HELLO in this time is closed */
 #define MAX_MSG ((uint64_t)1 << 20) /* SHOAL_BOOT_MAX_LEN: the largest all-gather contribution */
 #define MAX_REFUSALS_SAID 5
+#define ACCEPT_BATCH 16             /* connections accepted per wake-up */
 #define REAP_MS 250                /* the loop wakes at least this often to reap PEs (see reap) */
 
 /* A reference-counted message: one all-gather reply is queued on every PE's connection. */
@@ -240,6 +242,8 @@ static int rank_of_pid(pid_t pid) {
   return -1;
 }
 
+static void handle_msgs(int i);
+
 /* A new connection: whose is it? Nothing is read from it here. */
 static void admit(int fd, conn_t *pending, int *npending) {
   struct ucred cr = {0};
@@ -248,6 +252,7 @@ static void admit(int fd, conn_t *pending, int *npending) {
   if (cr.uid != geteuid()) { refuse(fd, cr.pid, cr.uid, "another user"); return; }
   int r = rank_of_pid(cr.pid);
   if (r < 0) { refuse(fd, cr.pid, cr.uid, "not a process of this job"); return; }
+  if (pes[r].c.fd >= 0) handle_msgs(r); /* a program the PE ran before its own init may have just left */
   if (pes[r].c.fd >= 0) { refuse(fd, cr.pid, cr.uid, "its PE is connected already"); return; }
   if (*npending == MAX_PENDING) { refuse(fd, cr.pid, cr.uid, "too many connections waiting"); return; }
   pending[(*npending)++] = (conn_t){.fd = fd, .rank = r, .since = now()};
@@ -265,7 +270,8 @@ static int hello(conn_t *c) {
   for (int i = 0; ok && i < SHOAL_BOOT_SECRET_LEN; i++) diff |= (unsigned char)(c->in[sizeof m + i] ^ secret[i]);
   const char *why = k < 0 ? "closed or sent too much before its hello" : !ok ? "its first message is no hello"
                     : diff ? "wrong job secret" : m.rank != c->rank ? "it claims another PE's rank"
-                    : pes[c->rank].c.fd >= 0 ? "its PE is connected already" : NULL;
+                    : (pes[c->rank].c.fd >= 0 && (handle_msgs(c->rank), pes[c->rank].c.fd >= 0))
+                        ? "its PE is connected already" : NULL;
   if (why) {
     struct ucred cr = {.pid = -1, .uid = (uid_t)-1};
     socklen_t l = sizeof cr;
@@ -278,6 +284,7 @@ static int hello(conn_t *c) {
   c->inlen = 0;
   pes[c->rank].c = *c;
   pes[c->rank].hello = true;
+  pes[c->rank].finalized = false; /* a new connection of the rank: a program before it may have finalized */
   *c = (conn_t){.fd = -1};
   return 1;
 }
@@ -421,6 +428,11 @@ int main(int argc, char **argv) {
   sigaddset(&mask, SIGTERM);
   sigaddset(&mask, SIGHUP);
   sigprocmask(SIG_BLOCK, &mask, &oldmask);
+  struct rlimit nofile; /* a socket and two pipes per PE: take what the hard limit allows */
+  if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
   oshrun_opts_t o;
   char err[512];
   if (oshrun_opts_parse(argc, argv, &o, err, sizeof err)) {
@@ -668,8 +680,12 @@ int main(int argc, char **argv) {
           if (si.ssi_signo != SIGCHLD)
             STOP(128 + (int)si.ssi_signo, "received signal %d; stopping the job\n", (int)si.ssi_signo);
       } else if (w == -2) {
-        int c;
-        while ((c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) admit(c, pending, &npending);
+        /* a bounded batch: a stranger who connects in a loop must not keep the loop from signals and the timeout */
+        int c = -1;
+        for (int b = 0; b < ACCEPT_BATCH && (c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0; b++)
+          admit(c, pending, &npending);
+        if (c < 0 && (errno == EMFILE || errno == ENFILE))
+          STOP(1, "cannot accept the PEs' bootstrap connections: %s (raise the limit: ulimit -n)\n", strerror(errno));
       } else if (w <= -3) {
         hello(&pending[-3 - w]);
       } else if (w % 3 == 0) {

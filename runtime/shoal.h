@@ -126,6 +126,7 @@ struct shoal_boot {
   unsigned char node_secret[16];
   char node_name[48];          /* the leader's abstract socket name */
   uint32_t node_round;
+  bool node_failed;            /* a round failed: the node sockets are closed, later rounds fail at once */
   char job[160];               /* the launcher's name for this job (nested programs, see boot.c) */
 };
 shoal_status_t shoal_boot_init(shoal_boot_t *b);
@@ -225,6 +226,11 @@ extern shoal_state_t shoal_g;
 /* ---- init.c ---- */
 /* Memory files of the symmetric spaces: a memfd of len bytes, sealed against resizing. -1 with errno on failure. */
 #define SHOAL_MEMFD_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+#ifdef F_SEAL_FUTURE_WRITE
+#define SHOAL_SEAL_FUTURE_WRITE F_SEAL_FUTURE_WRITE
+#else
+#define SHOAL_SEAL_FUTURE_WRITE 0x0010
+#endif
 int shoal_memfd_create(const char *name, size_t len);
 /* NULL when fd is what a PE of this job shares: a memfd of exactly len bytes sealed with SHOAL_MEMFD_SEALS (so no
  * stranger's file, and no SIGBUS from a peer that shrinks it); else why not, in a few words. */

@@ -42,7 +42,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from procs import live_procs  # noqa: E402
 
-SCENARIOS = ('none', 'silent', 'onebyte', 'idle64', 'claim', 'fileheap')
+SCENARIOS = ('none', 'silent', 'onebyte', 'idle64', 'claim', 'fileheap', 'flood')
 NOBODY = 65534
 DELAY_MS = 1500              # the last PE's delay before shmem_init
 SYMMETRIC_SIZE = 2 << 20     # SHMEM_SYMMETRIC_SIZE given to the victim
@@ -316,9 +316,13 @@ def run_once(label, oshrun, victim, n, scenario, mode, apy, tmpdir, problems):
         att.kill()
     # What the stranger got, and what it could make the job do.
     alines = att.text('out') if att else []
-    if att and not attacked:
-        log(f'note: run {label}: no new @shoal listening socket of the job seen within {DISCOVER_FOR:g} s; '
-            'nothing was attacked')
+    if att and not attacked:  # an attack test that attacks nothing cannot fail: that is a failure of its own
+        fail(f'no new @shoal listening socket of the job seen within {DISCOVER_FOR:g} s; nothing was attacked')
+    for ln in alines:
+        if 'attack failed:' in ln:
+            fail(f'the attacker broke: {ln}')
+    if scenario == 'flood' and attacked and not any('flooding with connections' in ln for ln in alines):
+        fail('the flood did not start')
     received = b''.join(bytes.fromhex(m.group(1)) for ln in alines for m in [re.match(r'^recv \S+ ([0-9a-f]*)$', ln)]
                         if m)
     leaked = sorted(p for p in pe_pids if struct.pack('<q', p) in received or struct.pack('<i', p) in received)
@@ -420,6 +424,7 @@ def elf_static_len(path):
 class Attacker:
     def __init__(self, scenario, npes, heap_total, victim, path):
         self.scenario, self.npes, self.heap_total, self.path = scenario, npes, heap_total, path
+        self.victim = victim
         self.lock = threading.Lock()
         self.held = []
         try:
@@ -519,6 +524,11 @@ class Attacker:
                 s = self.connect(name, typ)
                 s.send(b'\x01')
                 self.say(f'{name}: connected, sent one byte')
+            elif self.scenario == 'flood':  # connect and close in a loop, from a compiled flooder (python is too slow)
+                flooder = os.path.join(os.path.dirname(self.victim), 'flood')
+                bare = name[1:] if name.startswith('@') else name  # the abstract name, without /proc's '@'
+                self.held.append(subprocess.Popen([flooder, bare, str(typ), '3']))
+                self.say(f'{name}: flooding with connections')
             elif self.scenario == 'idle64':
                 for i in range(IDLE_CONNS):
                     try:
@@ -530,6 +540,8 @@ class Attacker:
                 self.claim(name, typ)
         except OSError as e:
             self.say(f'{name}: {e}')
+        except Exception as e:  # noqa: BLE001 - the driver fails the test on this line
+            self.say(f'{name}: attack failed: {e!r}')
 
     def main(self):
         self.say(f'attacker uid {os.getuid()} gid {os.getgid()} pid {os.getpid()}: {self.scenario}, static data '

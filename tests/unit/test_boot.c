@@ -34,6 +34,11 @@ START_TEST(memfd_checks) {
   unlink(path);
   ck_assert_int_eq(ftruncate(file, 8192), 0);
   ck_assert_ptr_nonnull(shoal_memfd_unfit(file, 8192)); /* a file: the attack of issue 11 */
+  int ro = memfd_create("w", MFD_CLOEXEC | MFD_ALLOW_SEALING); /* our seals and a write seal: we could not store */
+  ck_assert_int_eq(ftruncate(ro, 8192), 0);
+  ck_assert_int_eq(fcntl(ro, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL), 0);
+  ck_assert_ptr_nonnull(shoal_memfd_unfit(ro, 8192));
+  close(ro);
   int p[2];
   ck_assert_int_eq(pipe(p), 0);
   ck_assert_ptr_nonnull(shoal_memfd_unfit(p[0], 0));
