@@ -76,6 +76,7 @@ typedef struct shoal_env {
   char coll_gpu_pipe[8];   /* SHOAL_COLL_GPU_PIPE: auto | on | off */
   char gpu_heap_map[8];    /* SHOAL_GPU_HEAP_MAP: auto | vmm | ipc */
   char coll_gpu_scope[8];  /* SHOAL_COLL_GPU_SCOPE: auto | sys */
+  char ofi_provider[64];   /* SHOAL_OFI_PROVIDER: libfabric provider of the ofi transport, "" = libfabric's choice */
 } shoal_env_t;
 extern shoal_env_t shoal_env;
 /* Parse every variable once from getenv; on a bad value fills err (variable, value, what is accepted). */
