@@ -73,6 +73,9 @@ static const env_var_t env_table[] = {
    "GPU fcollect/alltoall: issue the next loads before the stores (auto: on, except alltoall with G >= 4)"},
   {"SHOAL_COLL_GPU_SCOPE", ENV_ENUM, "auto", F(coll_gpu_scope), "auto|sys",
    "GPU fcollect/alltoall completion fences and flags (auto: device scope when every PE shares one GPU, else system)"},
+  {"SHOAL_OFI_PROVIDER", ENV_STR, "", F(ofi_provider), "a libfabric provider name as fi_info -l lists it (tcp, verbs, "
+   "cxi, efa, ...), or empty", "provider of the ofi transport between nodes (empty: FI_PROVIDER, else libfabric's "
+   "best); it needs FI_EP_RDM with FI_RMA, FI_ATOMIC and FI_MSG"},
 };
 #undef F
 

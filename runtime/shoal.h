@@ -77,6 +77,7 @@ typedef struct shoal_env {
   char gpu_heap_map[8];    /* SHOAL_GPU_HEAP_MAP: auto | vmm | ipc */
   char coll_gpu_scope[8];  /* SHOAL_COLL_GPU_SCOPE: auto | sys */
   char aliases[256];       /* not a variable: the deprecated SMA_ spellings found, and what was done with each */
+  char ofi_provider[64];   /* SHOAL_OFI_PROVIDER: libfabric provider of the ofi transport, "" = libfabric's choice */
 } shoal_env_t;
 extern shoal_env_t shoal_env;
 /* Largest value of a size variable: every sum and page round-up done with one stays far from overflow. */

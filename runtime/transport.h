@@ -1,0 +1,78 @@
+/* transport.h - the transport seam (design 2 and 8): one small ops table per transport, filled with designated
+ * initializers, size field first; a slot a transport does not implement points at a stub returning SHOAL_ERR_NOSYS.
+ * Transports: transport_ofi.c (libfabric, docs/design/transport.md); transport_shm.c (load/store, issue 12's seam).
+ *
+ * Addresses are (space, pe, off): space is a SHOAL_SPACE_* index, off the byte offset from the start of that space's
+ * region as registered on every PE (regions are symmetric: the same len on every PE). Every slot returns SHOAL_OK or
+ * a negative status after one line on stderr naming the libfabric routine that failed ("fi_write: ..."). Callable
+ * from several threads at once after init. */
+#ifndef SHOAL_TRANSPORT_H
+#define SHOAL_TRANSPORT_H
+#include "shoal.h"
+
+/* AMOs of spec 9.8; the fetch_* forms and fetch, swap, compare_swap return the old value in *fetch. */
+enum shoal_tl_amo_op {
+  SHOAL_TL_AMO_FETCH, SHOAL_TL_AMO_SET, SHOAL_TL_AMO_SWAP, SHOAL_TL_AMO_CSWAP, SHOAL_TL_AMO_INC,
+  SHOAL_TL_AMO_FETCH_INC, SHOAL_TL_AMO_ADD, SHOAL_TL_AMO_FETCH_ADD, SHOAL_TL_AMO_AND, SHOAL_TL_AMO_FETCH_AND,
+  SHOAL_TL_AMO_OR, SHOAL_TL_AMO_FETCH_OR, SHOAL_TL_AMO_XOR, SHOAL_TL_AMO_FETCH_XOR, SHOAL_TL_AMO_NOPS
+};
+/* The AMO types of spec Tables 6-8, by C type. Extended ops (fetch, set, swap) take every one; the standard ones
+ * (compare_swap, inc, add and their fetch forms) all but float and double; the bitwise ones only unsigned int,
+ * unsigned long, unsigned long long, int32_t, int64_t, uint32_t and uint64_t. Another pairing is SHOAL_ERR_INVAL. */
+enum shoal_tl_type {
+  SHOAL_TL_INT, SHOAL_TL_LONG, SHOAL_TL_LONGLONG, SHOAL_TL_UINT, SHOAL_TL_ULONG, SHOAL_TL_ULONGLONG, SHOAL_TL_INT32,
+  SHOAL_TL_INT64, SHOAL_TL_UINT32, SHOAL_TL_UINT64, SHOAL_TL_SIZE, SHOAL_TL_PTRDIFF, SHOAL_TL_FLOAT, SHOAL_TL_DOUBLE,
+  SHOAL_TL_NTYPES
+};
+
+typedef struct shoal_tl_ops {
+  size_t size; /* sizeof(shoal_tl_ops_t): first, so that a table built against another layout is refused */
+  const char *name;
+  /* Collective over b's PEs: endpoint, address vector of every PE, and the regions given to reg registered, their
+   * keys and bases exchanged through b's allgather. SHOAL_ERR_NOSYS: no usable provider (one line names those found
+   * and the capability missing). */
+  shoal_status_t (*init)(shoal_boot_t *b);
+  /* Before init: the region [base, base + len) of space on this PE. gpu_kind: SHOAL_GPU_NONE (0) for host memory,
+   * else the shoal_gpu_kind_t whose device gpu_dev holds it (registered with FI_HMEM; SHOAL_ERR_NOSYS at init when
+   * the provider has no FI_HMEM). SHOAL_ERR_INVAL: space out of range or already given. */
+  shoal_status_t (*reg)(int space, void *base, size_t len, int gpu_kind, int gpu_dev);
+  /* Blocking: on return src may be reused (locally complete); remotely complete after quiet. */
+  shoal_status_t (*put)(int space, int pe, size_t off, const void *src, size_t n);
+  /* Blocking: dst holds the data on return. */
+  shoal_status_t (*get)(int space, int pe, size_t off, void *dst, size_t n);
+  /* Non-blocking: src must stay unchanged, and dst is not valid, until quiet returns. */
+  shoal_status_t (*put_nbi)(int space, int pe, size_t off, const void *src, size_t n);
+  shoal_status_t (*get_nbi)(int space, int pe, size_t off, void *dst, size_t n);
+  /* op on the type-sized object at off (naturally aligned). operand: the value (set, swap, compare_swap's new
+   * value, add, and/or/xor; NULL for fetch, inc), compare: compare_swap's condition, fetch: the old value (NULL for
+   * set, inc, add, and, or, xor). Fetching ops are complete on return; the others remotely complete after quiet.
+   * Every AMO on one object of one type is atomic with every other, from any PE. */
+  shoal_status_t (*amo)(int space, int pe, size_t off, int op, int type, const void *operand, const void *compare,
+                        void *fetch);
+  /* Every put, AMO and nbi operation issued so far is complete at its target (spec 9.11.2). */
+  shoal_status_t (*quiet)(void);
+  /* Puts and AMOs issued before it reach each PE before those issued after it (spec 9.11.1). */
+  shoal_status_t (*fence)(void);
+  /* Releases everything init made (endpoint, memory registrations, threads, descriptors). Call after a barrier: a
+   * peer may still be reading this PE's memory otherwise. The regions are forgotten too. */
+  void (*fini)(void);
+} shoal_tl_ops_t;
+
+#if SHOAL_HAVE_OFI
+extern const shoal_tl_ops_t shoal_tl_ofi_ops;
+/* Tests: before init, force the message fallback for every AMO type (SHOAL_TL_OFI_FORCE_MSG_AMO) and delivery-complete
+ * writes instead of the flush read at quiet (SHOAL_TL_OFI_FORCE_DC); 0 restores the defaults. */
+enum { SHOAL_TL_OFI_FORCE_MSG_AMO = 1, SHOAL_TL_OFI_FORCE_DC = 2 };
+void shoal_tl_ofi_test_force(unsigned flags);
+/* What init found, for tests and SHMEM_DEBUG: the provider's name, whether a progress thread runs, and the number of
+ * AMO types done natively (out of SHOAL_TL_NTYPES). Valid between init and fini. */
+typedef struct shoal_tl_ofi_info {
+  const char *provider;
+  bool progress_thread, flush_read, virt_addr, hmem;
+  int native_types;
+  size_t inject_size;
+} shoal_tl_ofi_info_t;
+void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out);
+#endif
+
+#endif

@@ -1,0 +1,810 @@
+/* transport_ofi.c - the libfabric transport (issue 12; docs/design/transport.md): one RDM endpoint with FI_RMA,
+ * FI_ATOMIC and FI_MSG; the regions given to reg registered and their keys and bases exchanged at init, so that the
+ * remote address of (space, pe, off) is one add: rbase[space][pe] + off.
+ *
+ * Completion. Two counters: every write (put, non-fetching AMO) counts on wcntr when locally complete, every read
+ * (get, fetching AMO, flush) on rcntr; blocking calls wait for their counter to reach what was issued. Remote
+ * completion, for quiet: a provider's write completion may be only transmit-complete (tcp: the bytes are in the
+ * socket), so quiet reads one byte back from every PE written since the last quiet: the provider's FI_ORDER_RMA_RAW
+ * makes that read complete after the writes before it. Without RMA_RAW every write asks for FI_DELIVERY_COMPLETE
+ * instead. Non-fetching AMOs always ask for FI_DELIVERY_COMPLETE (no read ordering between AMOs and RMA reads).
+ *
+ * AMOs. A type is done natively (fi_atomic, fi_fetch_atomic, fi_compare_atomic) when fi_query_atomic says yes for
+ * every op the spec has on it, else every op on it goes through the message fallback: a 40-byte request that the
+ * target performs with __atomic builtins and answers. One route per type keeps AMOs on one object mutually atomic.
+ *
+ * Progress. With FI_PROGRESS_MANUAL data progress (tcp;ofi_rxm) nothing moves at a target that makes no libfabric
+ * call, and a PE may be computing or polling its own memory while peers put to it. So a thread sleeps in
+ * fi_cq_sread on the receive CQ, whose wait object also wakes on the endpoint's sockets: it runs the provider's
+ * progress when bytes arrive and answers fallback AMOs, and uses no CPU while the wire is idle. Every blocking call
+ * also progresses the endpoint while it waits (fi_cntr_read), so latency does not depend on that thread's wake-up. */
+#include "transport.h"
+#include "gpu.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#define OFI_API FI_VERSION(1, 10) /* FI_HMEM and fi_mr_attr.iface */
+#define ADDR_MAX 240              /* bytes of an endpoint name (sockaddr_in6: 28; verbs, cxi, efa: under 64) */
+#define NRECV 64                  /* fallback AMO messages in flight towards one PE */
+#define NWAIT 64                  /* fallback AMOs in flight from one PE (one per thread) */
+
+/* ---- AMO ops and types ---- */
+enum { CLS_EXT = 1, CLS_STD = 2, CLS_BIT = 4 };
+enum { K_WRITE, K_FETCH, K_CMP };
+static const struct { enum fi_op op; unsigned char kind, cls; const char *name; } amo_ops[SHOAL_TL_AMO_NOPS] = {
+  [SHOAL_TL_AMO_FETCH] = {FI_ATOMIC_READ, K_FETCH, CLS_EXT, "fetch"},
+  [SHOAL_TL_AMO_SET] = {FI_ATOMIC_WRITE, K_WRITE, CLS_EXT, "set"},
+  [SHOAL_TL_AMO_SWAP] = {FI_ATOMIC_WRITE, K_FETCH, CLS_EXT, "swap"},
+  [SHOAL_TL_AMO_CSWAP] = {FI_CSWAP, K_CMP, CLS_STD, "compare_swap"},
+  [SHOAL_TL_AMO_INC] = {FI_SUM, K_WRITE, CLS_STD, "inc"},
+  [SHOAL_TL_AMO_FETCH_INC] = {FI_SUM, K_FETCH, CLS_STD, "fetch_inc"},
+  [SHOAL_TL_AMO_ADD] = {FI_SUM, K_WRITE, CLS_STD, "add"},
+  [SHOAL_TL_AMO_FETCH_ADD] = {FI_SUM, K_FETCH, CLS_STD, "fetch_add"},
+  [SHOAL_TL_AMO_AND] = {FI_BAND, K_WRITE, CLS_BIT, "and"},
+  [SHOAL_TL_AMO_FETCH_AND] = {FI_BAND, K_FETCH, CLS_BIT, "fetch_and"},
+  [SHOAL_TL_AMO_OR] = {FI_BOR, K_WRITE, CLS_BIT, "or"},
+  [SHOAL_TL_AMO_FETCH_OR] = {FI_BOR, K_FETCH, CLS_BIT, "fetch_or"},
+  [SHOAL_TL_AMO_XOR] = {FI_BXOR, K_WRITE, CLS_BIT, "xor"},
+  [SHOAL_TL_AMO_FETCH_XOR] = {FI_BXOR, K_FETCH, CLS_BIT, "fetch_xor"},
+};
+#define DT_S(T) (sizeof(T) == 4 ? FI_INT32 : FI_INT64)
+#define DT_U(T) (sizeof(T) == 4 ? FI_UINT32 : FI_UINT64)
+#define STD_CLS (CLS_EXT | CLS_STD)
+#define BIT_CLS (CLS_EXT | CLS_STD | CLS_BIT)
+static const struct { enum fi_datatype dt; unsigned char size, cls; const char *name; } amo_types[SHOAL_TL_NTYPES] = {
+  [SHOAL_TL_INT] = {DT_S(int), sizeof(int), STD_CLS, "int"},
+  [SHOAL_TL_LONG] = {DT_S(long), sizeof(long), STD_CLS, "long"},
+  [SHOAL_TL_LONGLONG] = {DT_S(long long), sizeof(long long), STD_CLS, "long long"},
+  [SHOAL_TL_UINT] = {DT_U(unsigned), sizeof(unsigned), BIT_CLS, "unsigned int"},
+  [SHOAL_TL_ULONG] = {DT_U(unsigned long), sizeof(unsigned long), BIT_CLS, "unsigned long"},
+  [SHOAL_TL_ULONGLONG] = {DT_U(unsigned long long), sizeof(unsigned long long), BIT_CLS, "unsigned long long"},
+  [SHOAL_TL_INT32] = {FI_INT32, 4, BIT_CLS, "int32_t"},
+  [SHOAL_TL_INT64] = {FI_INT64, 8, BIT_CLS, "int64_t"},
+  [SHOAL_TL_UINT32] = {FI_UINT32, 4, BIT_CLS, "uint32_t"},
+  [SHOAL_TL_UINT64] = {FI_UINT64, 8, BIT_CLS, "uint64_t"},
+  [SHOAL_TL_SIZE] = {DT_U(size_t), sizeof(size_t), STD_CLS, "size_t"},
+  [SHOAL_TL_PTRDIFF] = {DT_S(ptrdiff_t), sizeof(ptrdiff_t), STD_CLS, "ptrdiff_t"},
+  [SHOAL_TL_FLOAT] = {FI_FLOAT, sizeof(float), CLS_EXT, "float"},
+  [SHOAL_TL_DOUBLE] = {FI_DOUBLE, sizeof(double), CLS_EXT, "double"},
+};
+
+/* The fallback's wire format: a request (kind REQ) and its answer (kind REP, operand = old value, op = status). */
+enum { MSG_REQ = 1, MSG_REP = 2 };
+typedef struct amo_msg {
+  uint8_t kind, op, size, space;
+  int32_t pe; /* the requester */
+  uint64_t off, operand, compare;
+  uint64_t id; /* the requester's waiter: slot | generation << 8 */
+} amo_msg_t;
+typedef struct waiter {
+  _Atomic uint32_t state; /* 0 free, 1 waiting, 2 answered */
+  uint32_t gen;
+  int32_t status;
+  uint64_t value;
+} waiter_t;
+
+/* What one PE tells the others at init. */
+typedef struct wire {
+  uint64_t addrlen;
+  uint8_t addr[ADDR_MAX];
+  uint64_t key[SHOAL_SPACE_MAX], base[SHOAL_SPACE_MAX], len[SHOAL_SPACE_MAX];
+} wire_t;
+
+typedef struct region {
+  void *base;
+  size_t len;
+  int gpu_kind, gpu_dev;
+  struct fid_mr *mr;
+} region_t;
+
+static struct {
+  bool up, flush, thread_on, fallback_ok, hmem;
+  int me, npes;
+  region_t reg[SHOAL_SPACE_MAX];
+  struct fi_info *info;
+  struct fid_fabric *fabric;
+  struct fid_domain *domain;
+  struct fid_av *av;
+  struct fid_ep *ep;
+  struct fid_cq *txcq, *rxcq;
+  struct fid_cntr *wcntr, *rcntr;
+  fi_addr_t *addr;
+  uint64_t *rbase[SHOAL_SPACE_MAX], *rkey[SHOAL_SPACE_MAX], *rlen[SHOAL_SPACE_MAX];
+  size_t inject_size, max_msg;
+  bool native[SHOAL_TL_NTYPES];
+  _Atomic uint64_t w_issued, r_issued, w_err, r_err;
+  _Atomic uint8_t *dirty; /* [npes]: written since the last flush */
+  _Atomic bool dirty_any;
+  char flush_byte[SHOAL_CACHELINE];
+  amo_msg_t rxbuf[NRECV];
+  waiter_t waiters[NWAIT];
+  pthread_t thread;
+  _Atomic bool stop;
+} ofi;
+static unsigned force_flags;
+
+/* ---- errors: one line naming the routine ---- */
+static shoal_status_t fail(const char *routine, ssize_t ret) {
+  shoal_warn("%s: %s", routine, fi_strerror((int)-ret));
+  return SHOAL_ERR_IO;
+}
+
+/* An error completion: its libfabric reason and the provider's (fi_cq_strerror), with the routine it came from. */
+static shoal_status_t report_cq_error(struct fid_cq *cq) {
+  struct fi_cq_err_entry e = {0};
+  char buf[256] = "";
+  if (fi_cq_readerr(cq, &e, 0) < 1) {
+    shoal_warn("fi_cntr_readerr: an operation failed (no error entry)");
+    return SHOAL_ERR_IO;
+  }
+  const char *routine = e.flags & FI_ATOMIC ? "fi_atomic" : e.flags & FI_READ ? "fi_read"
+                        : e.flags & FI_WRITE ? "fi_write" : e.flags & FI_RECV ? "fi_recv" : "fi_send";
+  const char *prov = fi_cq_strerror(cq, e.prov_errno, e.err_data, buf, sizeof buf);
+  shoal_warn("%s: %s%s%s", routine, fi_strerror(e.err), prov && *prov ? ": " : "", prov ? prov : "");
+  return SHOAL_ERR_IO;
+}
+
+/* ---- the fallback AMO: the target's part ---- */
+#define AMO_EXEC(T)                                                                                                   \
+  static uint64_t exec_##T(T *p, int op, T v, T c) {                                                                   \
+    switch (op) {                                                                                                      \
+    case SHOAL_TL_AMO_FETCH: return __atomic_load_n(p, __ATOMIC_SEQ_CST);                                              \
+    case SHOAL_TL_AMO_SET: __atomic_store_n(p, v, __ATOMIC_SEQ_CST); return 0;                                         \
+    case SHOAL_TL_AMO_SWAP: return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                                        \
+    case SHOAL_TL_AMO_CSWAP: __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);         \
+      return c;                                                                                                        \
+    case SHOAL_TL_AMO_INC: case SHOAL_TL_AMO_FETCH_INC: return __atomic_fetch_add(p, 1, __ATOMIC_SEQ_CST);             \
+    case SHOAL_TL_AMO_ADD: case SHOAL_TL_AMO_FETCH_ADD: return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);             \
+    case SHOAL_TL_AMO_AND: case SHOAL_TL_AMO_FETCH_AND: return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);             \
+    case SHOAL_TL_AMO_OR: case SHOAL_TL_AMO_FETCH_OR: return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                \
+    default: return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                                                        \
+    }                                                                                                                  \
+  }
+AMO_EXEC(uint32_t)
+AMO_EXEC(uint64_t)
+
+/* Sends from inside progress: retry with progress of the transmit side only (never the receive CQ: no recursion). */
+static ssize_t send_msg(const amo_msg_t *m, int pe) {
+  ssize_t r;
+  while ((r = fi_inject(ofi.ep, m, sizeof *m, ofi.addr[pe])) == -FI_EAGAIN) fi_cntr_read(ofi.wcntr);
+  return r;
+}
+
+static void handle_msg(const amo_msg_t *m) {
+  if (m->kind == MSG_REQ) {
+    amo_msg_t rep = {.kind = MSG_REP, .id = m->id};
+    const region_t *r = m->space < SHOAL_SPACE_MAX ? &ofi.reg[m->space] : NULL;
+    if (m->pe < 0 || m->pe >= ofi.npes) return; /* nobody to answer */
+    if (!r || !r->mr || r->gpu_kind || (m->size != 4 && m->size != 8) || m->op >= SHOAL_TL_AMO_NOPS ||
+        m->off > r->len || m->size > r->len - m->off || m->off % m->size) {
+      rep.op = 1; /* refused */
+    } else {
+      void *p = (char *)r->base + m->off;
+      rep.operand = m->size == 4 ? exec_uint32_t(p, m->op, (uint32_t)m->operand, (uint32_t)m->compare)
+                                 : exec_uint64_t(p, m->op, m->operand, m->compare);
+    }
+    ssize_t e = send_msg(&rep, m->pe);
+    if (e) fail("fi_inject", e);
+  } else if (m->kind == MSG_REP) {
+    unsigned slot = (unsigned)(m->id & 0xff);
+    if (slot >= NWAIT) return;
+    waiter_t *w = &ofi.waiters[slot];
+    if (atomic_load_explicit(&w->state, memory_order_acquire) != 1 || w->gen != (uint32_t)(m->id >> 8)) return;
+    w->value = m->operand;
+    w->status = m->op ? SHOAL_ERR_INVAL : SHOAL_OK;
+    atomic_store_explicit(&w->state, 2, memory_order_release);
+  }
+}
+
+static ssize_t post_recv(amo_msg_t *buf) {
+  ssize_t r;
+  while ((r = fi_recv(ofi.ep, buf, sizeof *buf, NULL, FI_ADDR_UNSPEC, buf)) == -FI_EAGAIN) fi_cntr_read(ofi.wcntr);
+  return r;
+}
+
+/* Entries of the receive CQ: fallback requests and answers. */
+static void rx_handle(struct fi_cq_entry *e, ssize_t n) {
+  for (ssize_t i = 0; i < n; i++) {
+    amo_msg_t *buf = e[i].op_context, m;
+    if (buf < ofi.rxbuf || buf >= ofi.rxbuf + NRECV) continue;
+    m = *buf;
+    ssize_t r = post_recv(buf);
+    if (r) fail("fi_recv", r);
+    handle_msg(&m);
+  }
+}
+
+static void rx_poll(void) {
+  struct fi_cq_entry e[8];
+  ssize_t n = fi_cq_read(ofi.rxcq, e, 8);
+  if (n > 0)
+    rx_handle(e, n);
+  else if (n == -FI_EAVAIL)
+    report_cq_error(ofi.rxcq);
+}
+
+static void *progress_main(void *arg) {
+  struct fi_cq_entry e[8];
+  while (!atomic_load(&ofi.stop)) {
+    ssize_t n = fi_cq_sread(ofi.rxcq, e, 8, NULL, -1);
+    if (n > 0)
+      rx_handle(e, n);
+    else if (n == -FI_EAVAIL && !atomic_load(&ofi.stop))
+      report_cq_error(ofi.rxcq);
+  }
+  return NULL;
+}
+
+/* ---- waiting ---- */
+/* While a call waits for the wire: the counters' reads run the provider's progress; without the thread, this PE
+ * also answers fallback requests here (two PEs may wait for each other's answer). */
+static void progress_once(void) {
+  fi_cntr_read(ofi.wcntr);
+  if (!ofi.thread_on && ofi.fallback_ok) rx_poll();
+}
+
+/* Until every operation counted on c (issued: how many) completed; an operation that failed is reported once. */
+static shoal_status_t wait_cntr(struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs) {
+  uint64_t want = atomic_load(issued);
+  shoal_status_t rc = SHOAL_OK;
+  for (unsigned spins = 0;; spins++) {
+    uint64_t ok = fi_cntr_read(c), bad = fi_cntr_readerr(c), seen = atomic_load(errs);
+    if (bad > seen && atomic_compare_exchange_strong(errs, &seen, bad)) rc = report_cq_error(ofi.txcq);
+    if (ok + bad >= want) return rc;
+    if (!ofi.thread_on && ofi.fallback_ok) rx_poll();
+    if (spins >= 4096) sched_yield(); /* an oversubscribed node: let the peer (or our progress thread) run */
+  }
+}
+#define WAIT_W() wait_cntr(ofi.wcntr, &ofi.w_issued, &ofi.w_err)
+#define WAIT_R() wait_cntr(ofi.rcntr, &ofi.r_issued, &ofi.r_err)
+
+/* Post an operation; -FI_EAGAIN (a full transmit queue) retries after progress. */
+#define POST(routine, call)                                                                                            \
+  do {                                                                                                                 \
+    ssize_t r_;                                                                                                        \
+    while ((r_ = (call)) == -FI_EAGAIN) progress_once();                                                              \
+    if (SHOAL_UNLIKELY(r_)) return fail(routine, r_);                                                                 \
+  } while (0)
+
+static inline bool bad_target(int space, int pe, size_t off, size_t n) {
+  return SHOAL_UNLIKELY((unsigned)space >= SHOAL_SPACE_MAX || (unsigned)pe >= (unsigned)ofi.npes || !ofi.up ||
+                        off > ofi.rlen[space][pe] || n > ofi.rlen[space][pe] - off);
+}
+static shoal_status_t bad_call(const char *routine, int space, int pe, size_t off, size_t n) {
+  if (!ofi.up) shoal_warn("%s: the ofi transport is not initialized", routine);
+  else if ((unsigned)space >= SHOAL_SPACE_MAX || (unsigned)pe >= (unsigned)ofi.npes)
+    shoal_warn("%s: space %d or pe %d out of range", routine, space, pe);
+  else if (!ofi.rlen[space][pe])
+    shoal_warn("%s: space %d is not registered on pe %d%s", routine, space, pe,
+               ofi.reg[space].gpu_kind && !ofi.hmem ? " (no FI_HMEM in the provider)" : "");
+  else
+    shoal_warn("%s: [%zu, %zu + %zu) is past the end of space %d (%" PRIu64 " bytes) on pe %d", routine, off, off, n,
+               space, ofi.rlen[space][pe], pe);
+  return ofi.up && (unsigned)space < SHOAL_SPACE_MAX && (unsigned)pe < (unsigned)ofi.npes && !ofi.rlen[space][pe]
+             ? SHOAL_ERR_NOSYS
+             : SHOAL_ERR_INVAL;
+}
+
+static inline void mark_dirty(int pe) {
+  if (ofi.flush && !atomic_load_explicit(&ofi.dirty[pe], memory_order_relaxed)) {
+    atomic_store(&ofi.dirty[pe], 1);
+    atomic_store(&ofi.dirty_any, true);
+  }
+}
+
+/* ---- RMA ---- */
+static shoal_status_t write_dc(const void *src, size_t n, int pe, uint64_t raddr, uint64_t key, uint64_t flags) {
+  struct iovec iov = {(void *)src, n};
+  struct fi_rma_iov riov = {raddr, n, key};
+  struct fi_msg_rma msg = {.msg_iov = &iov, .iov_count = 1, .addr = ofi.addr[pe], .rma_iov = &riov,
+                           .rma_iov_count = 1};
+  POST("fi_writemsg", fi_writemsg(ofi.ep, &msg, flags | FI_DELIVERY_COMPLETE));
+  return SHOAL_OK;
+}
+
+static shoal_status_t put_common(int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
+  if (bad_target(space, pe, off, n))
+    return bad_call(nbi ? "shoal_tl_ofi_put_nbi" : "shoal_tl_ofi_put", space, pe, off, n);
+  if (!n) return SHOAL_OK;
+  uint64_t raddr = ofi.rbase[space][pe] + off, key = ofi.rkey[space][pe];
+  shoal_status_t rc;
+  if (n <= ofi.inject_size) { /* src is free on return: nothing to wait for, even when blocking */
+    if (SHOAL_LIKELY(ofi.flush))
+      POST("fi_inject_write", fi_inject_write(ofi.ep, src, n, ofi.addr[pe], raddr, key));
+    else if ((rc = write_dc(src, n, pe, raddr, key, FI_INJECT)))
+      return rc;
+    atomic_fetch_add_explicit(&ofi.w_issued, 1, memory_order_relaxed);
+    mark_dirty(pe);
+    return SHOAL_OK;
+  }
+  for (size_t done = 0; done < n;) {
+    size_t len = n - done < ofi.max_msg ? n - done : ofi.max_msg;
+    if (ofi.flush)
+      POST("fi_write", fi_write(ofi.ep, (const char *)src + done, len, NULL, ofi.addr[pe], raddr + done, key, NULL));
+    else if ((rc = write_dc((const char *)src + done, len, pe, raddr + done, key, 0)))
+      return rc;
+    atomic_fetch_add_explicit(&ofi.w_issued, 1, memory_order_relaxed);
+    done += len;
+  }
+  mark_dirty(pe);
+  return nbi ? SHOAL_OK : WAIT_W();
+}
+
+static shoal_status_t get_common(int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
+  if (bad_target(space, pe, off, n))
+    return bad_call(nbi ? "shoal_tl_ofi_get_nbi" : "shoal_tl_ofi_get", space, pe, off, n);
+  if (!n) return SHOAL_OK;
+  uint64_t raddr = ofi.rbase[space][pe] + off, key = ofi.rkey[space][pe];
+  shoal_status_t rc;
+  if (SHOAL_UNLIKELY(!ofi.flush) && (rc = WAIT_W())) /* no RMA_RAW: a get must not pass the puts before it */
+    return rc;
+  for (size_t done = 0; done < n;) {
+    size_t len = n - done < ofi.max_msg ? n - done : ofi.max_msg;
+    POST("fi_read", fi_read(ofi.ep, (char *)dst + done, len, NULL, ofi.addr[pe], raddr + done, key, NULL));
+    atomic_fetch_add_explicit(&ofi.r_issued, 1, memory_order_relaxed);
+    done += len;
+  }
+  return nbi ? SHOAL_OK : WAIT_R();
+}
+
+static shoal_status_t tl_put(int space, int pe, size_t off, const void *src, size_t n) {
+  return put_common(space, pe, off, src, n, false);
+}
+static shoal_status_t tl_put_nbi(int space, int pe, size_t off, const void *src, size_t n) {
+  return put_common(space, pe, off, src, n, true);
+}
+static shoal_status_t tl_get(int space, int pe, size_t off, void *dst, size_t n) {
+  return get_common(space, pe, off, dst, n, false);
+}
+static shoal_status_t tl_get_nbi(int space, int pe, size_t off, void *dst, size_t n) {
+  return get_common(space, pe, off, dst, n, true);
+}
+
+/* ---- AMOs ---- */
+static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,
+                                   void *fetch) {
+  if (!ofi.fallback_ok) {
+    shoal_warn("fi_atomic: %s has no native %s on this type and no room for the message fallback (inject_size %zu)",
+               ofi.info->fabric_attr->prov_name, amo_ops[op].name, ofi.inject_size);
+    return SHOAL_ERR_NOSYS;
+  }
+  waiter_t *w = NULL;
+  for (unsigned i = 0;; i = (i + 1) % NWAIT) {
+    uint32_t free_ = 0;
+    if (atomic_compare_exchange_weak(&ofi.waiters[i].state, &free_, 1)) {
+      w = &ofi.waiters[i];
+      break;
+    }
+    if (i == NWAIT - 1) progress_once();
+  }
+  w->gen++;
+  amo_msg_t m = {.kind = MSG_REQ, .op = (uint8_t)op, .size = (uint8_t)size, .space = (uint8_t)space, .pe = ofi.me,
+                 .off = off, .operand = v, .compare = c, .id = (uint64_t)(w - ofi.waiters) | (uint64_t)w->gen << 8};
+  ssize_t r = send_msg(&m, pe);
+  if (r) {
+    atomic_store(&w->state, 0);
+    return fail("fi_inject", r);
+  }
+  /* Answers land in the receive CQ, which the progress thread reads too: poll it here rather than wait for that
+   * thread's wake-up (whoever reads the answer fills w). */
+  for (unsigned spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != 2; spins++) {
+    rx_poll();
+    if (spins >= 4096) sched_yield();
+  }
+  shoal_status_t rc = w->status;
+  uint64_t old = w->value;
+  atomic_store_explicit(&w->state, 0, memory_order_release);
+  if (rc) {
+    shoal_warn("fi_atomic: pe %d refused the %s at offset %zu of space %d", pe, amo_ops[op].name, off, space);
+    return rc;
+  }
+  if (fetch) memcpy(fetch, &old, size); /* little-endian: the low bytes */
+  return SHOAL_OK;
+}
+
+static shoal_status_t tl_amo(int space, int pe, size_t off, int op, int type, const void *operand,
+                             const void *compare, void *fetch) {
+  if (SHOAL_UNLIKELY((unsigned)op >= SHOAL_TL_AMO_NOPS || (unsigned)type >= SHOAL_TL_NTYPES ||
+                     !(amo_ops[op].cls & amo_types[type].cls))) {
+    shoal_warn("shoal_tl_ofi_amo: op %d on type %d is no AMO of spec 9.8", op, type);
+    return SHOAL_ERR_INVAL;
+  }
+  size_t size = amo_types[type].size;
+  int kind = amo_ops[op].kind;
+  bool needs_operand = op != SHOAL_TL_AMO_FETCH && op != SHOAL_TL_AMO_INC && op != SHOAL_TL_AMO_FETCH_INC;
+  if (bad_target(space, pe, off, size)) return bad_call("shoal_tl_ofi_amo", space, pe, off, size);
+  if (SHOAL_UNLIKELY((needs_operand && !operand) || (kind == K_CMP && !compare) || (kind != K_WRITE && !fetch) ||
+                     off % size)) {
+    shoal_warn("shoal_tl_ofi_amo: %s of %s at offset %zu: %s", amo_ops[op].name, amo_types[type].name, off,
+               off % size ? "misaligned" : "operand, compare or fetch missing");
+    return SHOAL_ERR_INVAL;
+  }
+  uint64_t v = 0, c = 0;
+  if (op == SHOAL_TL_AMO_INC || op == SHOAL_TL_AMO_FETCH_INC) v = 1; /* little-endian: 1 in the low bytes */
+  else if (needs_operand) memcpy(&v, operand, size);
+  if (kind == K_CMP) memcpy(&c, compare, size);
+  if (!ofi.native[type]) return amo_fallback(space, pe, off, op, size, v, c, fetch);
+
+  uint64_t raddr = ofi.rbase[space][pe] + off, key = ofi.rkey[space][pe];
+  enum fi_datatype dt = amo_types[type].dt;
+  if (kind == K_WRITE) {
+    struct fi_ioc iov = {&v, 1};
+    struct fi_rma_ioc riov = {raddr, 1, key};
+    struct fi_msg_atomic msg = {.msg_iov = &iov, .iov_count = 1, .addr = ofi.addr[pe], .rma_iov = &riov,
+                                .rma_iov_count = 1, .datatype = dt, .op = amo_ops[op].op};
+    POST("fi_atomic", fi_atomicmsg(ofi.ep, &msg, FI_INJECT | FI_DELIVERY_COMPLETE));
+    atomic_fetch_add_explicit(&ofi.w_issued, 1, memory_order_relaxed);
+    return SHOAL_OK;
+  }
+  uint64_t old = 0;
+  if (kind == K_FETCH)
+    POST("fi_fetch_atomic", fi_fetch_atomic(ofi.ep, &v, 1, NULL, &old, NULL, ofi.addr[pe], raddr, key, dt,
+                                            amo_ops[op].op, NULL));
+  else
+    POST("fi_compare_atomic", fi_compare_atomic(ofi.ep, &v, 1, NULL, &c, NULL, &old, NULL, ofi.addr[pe], raddr, key,
+                                                dt, FI_CSWAP, NULL));
+  atomic_fetch_add_explicit(&ofi.r_issued, 1, memory_order_relaxed);
+  shoal_status_t rc = WAIT_R();
+  if (!rc) memcpy(fetch, &old, size);
+  return rc;
+}
+
+/* ---- completion ---- */
+static shoal_status_t tl_quiet(void) {
+  if (SHOAL_UNLIKELY(!ofi.up)) return bad_call("shoal_tl_ofi_quiet", 0, 0, 0, 0);
+  if (ofi.flush && atomic_exchange(&ofi.dirty_any, false)) {
+    for (int p = 0; p < ofi.npes; p++) {
+      if (!atomic_load_explicit(&ofi.dirty[p], memory_order_relaxed) || !atomic_exchange(&ofi.dirty[p], 0)) continue;
+      int s = 0;
+      while (s < SHOAL_SPACE_MAX && !ofi.rlen[s][p]) s++;
+      POST("fi_read", fi_read(ofi.ep, &ofi.flush_byte[p % SHOAL_CACHELINE], 1, NULL, ofi.addr[p], ofi.rbase[s][p],
+                              ofi.rkey[s][p], NULL));
+      atomic_fetch_add_explicit(&ofi.r_issued, 1, memory_order_relaxed);
+    }
+  }
+  shoal_status_t rw = WAIT_W(), rr = WAIT_R();
+  return rw ? rw : rr;
+}
+
+/* The provider orders neither RMA against AMOs nor AMOs against the reads of a flush (rxm performs an AMO after the
+ * RMA behind it on the wire), so fence is a quiet; it costs nothing when nothing is outstanding. */
+static shoal_status_t tl_fence(void) { return tl_quiet(); }
+
+/* ---- registration, init, fini ---- */
+static shoal_status_t tl_reg(int space, void *base, size_t len, int gpu_kind, int gpu_dev) {
+  if ((unsigned)space >= SHOAL_SPACE_MAX || ofi.up || ofi.reg[space].base || !base || !len) {
+    shoal_warn("shoal_tl_ofi_reg: space %d: %s", space,
+               (unsigned)space >= SHOAL_SPACE_MAX ? "out of range" : ofi.up ? "called after init"
+               : ofi.reg[space].base ? "already registered" : "no memory");
+    return SHOAL_ERR_INVAL;
+  }
+  ofi.reg[space] = (region_t){.base = base, .len = len, .gpu_kind = gpu_kind, .gpu_dev = gpu_dev};
+  return SHOAL_OK;
+}
+
+#define MR_MODES (FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
+#define MR_ANY (MR_MODES | FI_MR_LOCAL | FI_MR_RAW | FI_MR_MMU_NOTIFY | FI_MR_RMA_EVENT | FI_MR_HMEM)
+
+/* Hints of increasing strictness: the first level that finds nothing names what is missing. */
+enum { H_ANY, H_RDM, H_RMA, H_ATOMIC, H_MSG, H_THREAD, H_MR, H_HMEM, H_RAW, H_FULL };
+static struct fi_info *hints_at(int level, const char *prov) {
+  struct fi_info *h = fi_allocinfo();
+  if (!h) return NULL;
+  if (prov && *prov) h->fabric_attr->prov_name = strdup(prov);
+  h->mode = level >= H_MR ? 0 : ~0ull;
+  h->domain_attr->mr_mode = level >= H_MR ? MR_MODES : MR_ANY;
+  if (level >= H_RDM) h->ep_attr->type = FI_EP_RDM;
+  if (level >= H_RMA) h->caps |= FI_RMA;
+  if (level >= H_ATOMIC) h->caps |= FI_ATOMIC;
+  if (level >= H_MSG) h->caps |= FI_MSG;
+  if (level >= H_THREAD) h->domain_attr->threading = FI_THREAD_SAFE;
+  if (level == H_HMEM || level == H_FULL) {
+    h->caps |= FI_HMEM;
+    h->domain_attr->mr_mode |= FI_MR_HMEM;
+  }
+  if (level >= H_RAW) h->tx_attr->msg_order = FI_ORDER_RMA_RAW;
+  return h;
+}
+static const char *const level_names[] = {
+  [H_RDM] = "FI_EP_RDM", [H_RMA] = "FI_RMA", [H_ATOMIC] = "FI_ATOMIC", [H_MSG] = "FI_MSG",
+  [H_THREAD] = "FI_THREAD_SAFE", [H_MR] = "memory registration without FI_MR_LOCAL (mr_mode within "
+  "FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|FI_MR_PROV_KEY|FI_MR_ENDPOINT) and no mode bits"};
+
+static struct fi_info *getinfo(int level, const char *prov) {
+  struct fi_info *h = hints_at(level, prov), *info = NULL;
+  if (!h) return NULL;
+  if (fi_getinfo(OFI_API, NULL, NULL, 0, h, &info)) info = NULL;
+  fi_freeinfo(h);
+  return info;
+}
+
+/* No usable provider: every provider libfabric offers (FI_PROVIDER applies), and the first capability that none of
+ * those of the name asked for (if any) has. */
+static void explain_no_provider(const char *prov, const char *from) {
+  char found[512] = "", missing[320];
+  size_t used = 0;
+  struct fi_info *all = getinfo(H_ANY, NULL);
+  for (struct fi_info *i = all; i; i = i->next) {
+    const char *n = i->fabric_attr->prov_name;
+    bool dup = false;
+    for (struct fi_info *j = all; j != i && !dup; j = j->next) dup = !strcmp(j->fabric_attr->prov_name, n);
+    if (!dup && used < sizeof found)
+      used += (size_t)snprintf(found + used, sizeof found - used, "%s%s", used ? ", " : "", n);
+  }
+  fi_freeinfo(all);
+  int level = H_ANY;
+  for (; level <= H_MR; level++) {
+    struct fi_info *i = getinfo(level, prov);
+    fi_freeinfo(i);
+    if (!i) break;
+  }
+  if (level == H_ANY)
+    snprintf(missing, sizeof missing, "a provider named %s", prov ? prov : "(any)");
+  else if (level <= H_MR)
+    snprintf(missing, sizeof missing, "%s", level_names[level]); /* the levels before it were found */
+  else
+    snprintf(missing, sizeof missing, "the combination of FI_EP_RDM, FI_RMA, FI_ATOMIC, FI_MSG and FI_THREAD_SAFE");
+  char asked[96] = "";
+  if (prov && *prov) snprintf(asked, sizeof asked, " (%s=%s)", from, prov);
+  shoal_warn("fi_getinfo: no usable provider%s: found %s; missing %s", asked, used ? found : "none", missing);
+}
+
+static shoal_status_t open_fail(const char *routine, int ret) { return fail(routine, ret); }
+
+static void close_fid(void *fidp) {
+  struct fid **f = fidp;
+  if (*f) fi_close(*f);
+  *f = NULL;
+}
+
+static void tl_fini(void);
+
+/* Atomics: per type, native when fi_query_atomic accepts every op the spec has on it. */
+static void query_atomics(void) {
+  for (int t = 0; t < SHOAL_TL_NTYPES; t++) {
+    bool all = !(force_flags & SHOAL_TL_OFI_FORCE_MSG_AMO);
+    for (int o = 0; o < SHOAL_TL_AMO_NOPS && all; o++) {
+      if (!(amo_ops[o].cls & amo_types[t].cls)) continue;
+      struct fi_atomic_attr a;
+      uint64_t flags = amo_ops[o].kind == K_FETCH ? FI_FETCH_ATOMIC : amo_ops[o].kind == K_CMP ? FI_COMPARE_ATOMIC : 0;
+      if (fi_query_atomic(ofi.domain, amo_types[t].dt, amo_ops[o].op, &a, flags) || a.count < 1) {
+        all = false;
+        SHOAL_DEBUG(SHOAL_SUB_OFI, "%s: no native %s on %s: message fallback for every op on it",
+                    ofi.info->fabric_attr->prov_name, amo_ops[o].name, amo_types[t].name);
+      }
+    }
+    ofi.native[t] = all;
+  }
+}
+
+static shoal_status_t tl_init(shoal_boot_t *b) {
+  if (ofi.up) {
+    shoal_warn("shoal_tl_ofi_init: already initialized");
+    return SHOAL_ERR_INVAL;
+  }
+  const char *prov = shoal_env.ofi_provider[0] ? shoal_env.ofi_provider : NULL;
+  const char *from = prov ? "SHOAL_OFI_PROVIDER" : "FI_PROVIDER";
+  bool want_hmem = false;
+  for (int s = 0; s < SHOAL_SPACE_MAX; s++) want_hmem |= ofi.reg[s].base && ofi.reg[s].gpu_kind;
+  ofi.me = b->rank, ofi.npes = b->size;
+  struct fi_info *info = NULL;
+  /* Best first: HMEM (if a device region waits) and RMA read-after-write ordering, then without each. */
+  bool hmem_opts[2] = {want_hmem, false}, raw_opts[2] = {!(force_flags & SHOAL_TL_OFI_FORCE_DC), false};
+  for (int h = want_hmem ? 0 : 1; h < 2 && !info; h++)
+    for (int r = raw_opts[0] ? 0 : 1; r < 2 && !info; r++) {
+      struct fi_info *hi = hints_at(hmem_opts[h] ? (raw_opts[r] ? H_FULL : H_HMEM) : (raw_opts[r] ? H_RAW : H_MR),
+                                    prov);
+      if (!hi) return SHOAL_ERR_NOMEM;
+      if (fi_getinfo(OFI_API, NULL, NULL, 0, hi, &info)) info = NULL;
+      fi_freeinfo(hi);
+      if (info) ofi.hmem = hmem_opts[h], ofi.flush = raw_opts[r];
+    }
+  if (!info) {
+    explain_no_provider(prov ? prov : getenv("FI_PROVIDER"), from);
+    return SHOAL_ERR_NOSYS;
+  }
+  if (want_hmem && !ofi.hmem)
+    shoal_warn("fi_getinfo: %s has no FI_HMEM: the device heap is not registered (the seam must not route device "
+               "memory here)", info->fabric_attr->prov_name);
+  ofi.info = info;
+  SHOAL_DEBUG(SHOAL_SUB_OFI, "provider %s, fabric %s, domain %s; mr_mode %#x, data progress %s, inject %zu, %s",
+              info->fabric_attr->prov_name, info->fabric_attr->name, info->domain_attr->name,
+              info->domain_attr->mr_mode, info->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",
+              info->tx_attr->inject_size, ofi.flush ? "RMA_RAW (flush read at quiet)" : "delivery complete writes");
+
+  shoal_status_t rc = SHOAL_ERR_IO;
+  int ret;
+  wire_t *all = NULL;
+  uint8_t *names = NULL;
+  if ((ret = fi_fabric(info->fabric_attr, &ofi.fabric, NULL))) { rc = open_fail("fi_fabric", ret); goto fail; }
+  if ((ret = fi_domain(ofi.fabric, info, &ofi.domain, NULL))) { rc = open_fail("fi_domain", ret); goto fail; }
+  query_atomics();
+  struct fi_av_attr ava = {.type = info->domain_attr->av_type, .count = (size_t)ofi.npes};
+  if ((ret = fi_av_open(ofi.domain, &ava, &ofi.av, NULL))) { rc = open_fail("fi_av_open", ret); goto fail; }
+  struct fi_cq_attr txa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
+  if ((ret = fi_cq_open(ofi.domain, &txa, &ofi.txcq, NULL))) { rc = open_fail("fi_cq_open", ret); goto fail; }
+  /* The receive CQ gets a wait object for the progress thread; a provider without one runs without that thread. */
+  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_UNSPEC};
+  bool can_wait = true;
+  if (fi_cq_open(ofi.domain, &rxa, &ofi.rxcq, NULL)) {
+    can_wait = false;
+    rxa.wait_obj = FI_WAIT_NONE;
+    if ((ret = fi_cq_open(ofi.domain, &rxa, &ofi.rxcq, NULL))) { rc = open_fail("fi_cq_open", ret); goto fail; }
+  }
+  struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+  if ((ret = fi_cntr_open(ofi.domain, &ca, &ofi.wcntr, NULL))) { rc = open_fail("fi_cntr_open", ret); goto fail; }
+  if ((ret = fi_cntr_open(ofi.domain, &ca, &ofi.rcntr, NULL))) { rc = open_fail("fi_cntr_open", ret); goto fail; }
+  if ((ret = fi_endpoint(ofi.domain, info, &ofi.ep, NULL))) { rc = open_fail("fi_endpoint", ret); goto fail; }
+  if ((ret = fi_ep_bind(ofi.ep, &ofi.av->fid, 0)) ||
+      (ret = fi_ep_bind(ofi.ep, &ofi.txcq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION)) ||
+      (ret = fi_ep_bind(ofi.ep, &ofi.rxcq->fid, FI_RECV)) || (ret = fi_ep_bind(ofi.ep, &ofi.wcntr->fid, FI_WRITE)) ||
+      (ret = fi_ep_bind(ofi.ep, &ofi.rcntr->fid, FI_READ))) {
+    rc = open_fail("fi_ep_bind", ret);
+    goto fail;
+  }
+  if ((ret = fi_enable(ofi.ep))) { rc = open_fail("fi_enable", ret); goto fail; }
+
+  wire_t w = {.addrlen = ADDR_MAX};
+  uint64_t mr_mode = (uint64_t)info->domain_attr->mr_mode;
+  for (int s = 0; s < SHOAL_SPACE_MAX; s++) {
+    region_t *r = &ofi.reg[s];
+    if (!r->base || (r->gpu_kind && !ofi.hmem)) continue;
+    struct iovec iov = {r->base, r->len};
+    struct fi_mr_attr ma = {.mr_iov = &iov, .iov_count = 1, .requested_key = (uint64_t)s + 1,
+                            .access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, .iface = FI_HMEM_SYSTEM};
+    if (r->gpu_kind == SHOAL_GPU_CUDA) ma.iface = FI_HMEM_CUDA, ma.device.cuda = r->gpu_dev;
+    else if (r->gpu_kind == SHOAL_GPU_HIP) ma.iface = FI_HMEM_ROCR;
+    if ((ret = fi_mr_regattr(ofi.domain, &ma, 0, &r->mr))) { rc = open_fail("fi_mr_regattr", ret); goto fail; }
+    if ((mr_mode & FI_MR_ENDPOINT) && ((ret = fi_mr_bind(r->mr, &ofi.ep->fid, 0)) || (ret = fi_mr_enable(r->mr)))) {
+      rc = open_fail("fi_mr_bind", ret);
+      goto fail;
+    }
+    w.key[s] = fi_mr_key(r->mr);
+    w.base[s] = (uintptr_t)r->base;
+    w.len[s] = r->len;
+  }
+  size_t alen = ADDR_MAX;
+  if ((ret = fi_getname(&ofi.ep->fid, w.addr, &alen))) { rc = open_fail("fi_getname", ret); goto fail; }
+  w.addrlen = alen;
+
+  /* Fallback AMOs: receives posted before the exchange, so that a peer's first request finds one. */
+  ofi.inject_size = info->tx_attr->inject_size;
+  ofi.max_msg = info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : SIZE_MAX;
+  ofi.fallback_ok = ofi.inject_size >= sizeof(amo_msg_t);
+  for (int i = 0; i < NRECV && ofi.fallback_ok; i++)
+    if ((ret = (int)post_recv(&ofi.rxbuf[i]))) { rc = open_fail("fi_recv", ret); goto fail; }
+
+  all = malloc((size_t)ofi.npes * sizeof *all);
+  ofi.addr = calloc((size_t)ofi.npes, sizeof *ofi.addr);
+  ofi.dirty = calloc((size_t)ofi.npes, sizeof *ofi.dirty);
+  names = malloc((size_t)ofi.npes * alen);
+  for (int s = 0; s < SHOAL_SPACE_MAX; s++) {
+    ofi.rbase[s] = calloc((size_t)ofi.npes, sizeof(uint64_t));
+    ofi.rkey[s] = calloc((size_t)ofi.npes, sizeof(uint64_t));
+    ofi.rlen[s] = calloc((size_t)ofi.npes, sizeof(uint64_t));
+    if (!ofi.rbase[s] || !ofi.rkey[s] || !ofi.rlen[s]) all = NULL;
+  }
+  if (!all || !ofi.addr || !ofi.dirty || !names) {
+    rc = SHOAL_ERR_NOMEM;
+    goto fail;
+  }
+  if ((rc = shoal_boot_allgather(b, &w, all, sizeof w))) {
+    shoal_warn("shoal_tl_ofi_init: the bootstrap's allgather of endpoint names and keys failed");
+    goto fail;
+  }
+  bool virt = mr_mode & FI_MR_VIRT_ADDR;
+  for (int p = 0; p < ofi.npes; p++) {
+    if (all[p].addrlen != alen) {
+      shoal_warn("shoal_tl_ofi_init: pe %d's endpoint name has %" PRIu64 " bytes, ours %zu: another provider?", p,
+                 all[p].addrlen, alen);
+      rc = SHOAL_ERR_INVAL;
+      goto fail;
+    }
+    memcpy(names + (size_t)p * alen, all[p].addr, alen);
+    for (int s = 0; s < SHOAL_SPACE_MAX; s++) {
+      ofi.rbase[s][p] = virt ? all[p].base[s] : 0;
+      ofi.rkey[s][p] = all[p].key[s];
+      ofi.rlen[s][p] = all[p].len[s];
+    }
+  }
+  if ((ret = fi_av_insert(ofi.av, names, (size_t)ofi.npes, ofi.addr, 0, NULL)) != ofi.npes) {
+    rc = ret < 0 ? open_fail("fi_av_insert", ret) : SHOAL_ERR_IO;
+    if (ret >= 0) shoal_warn("fi_av_insert: %d of %d endpoint names inserted", ret, ofi.npes);
+    goto fail;
+  }
+  free(all), all = NULL;
+  free(names), names = NULL;
+
+  /* The thread: for a provider that moves data only when called, or when fallback AMOs need a target to answer. */
+  int nnative = 0;
+  for (int t = 0; t < SHOAL_TL_NTYPES; t++) nnative += ofi.native[t];
+  bool need = info->domain_attr->data_progress != FI_PROGRESS_AUTO || (nnative < SHOAL_TL_NTYPES && ofi.fallback_ok);
+  if (need && !can_wait)
+    shoal_warn("fi_cq_open: %s has no CQ wait object: progress only inside transport calls",
+               info->fabric_attr->prov_name);
+  ofi.up = true;
+  if (need && can_wait) {
+    sigset_t all_sigs, old;
+    sigfillset(&all_sigs);
+    pthread_sigmask(SIG_SETMASK, &all_sigs, &old); /* signals stay with the application's threads */
+    atomic_store(&ofi.stop, false);
+    ret = pthread_create(&ofi.thread, NULL, progress_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (ret) {
+      shoal_warn("pthread_create: %s", strerror(ret));
+      rc = SHOAL_ERR_IO;
+      goto fail;
+    }
+    ofi.thread_on = true;
+  }
+  SHOAL_DEBUG(SHOAL_SUB_OFI, "up: %d PEs, %d of %d AMO types native, %s", ofi.npes, nnative, SHOAL_TL_NTYPES,
+              ofi.thread_on ? "progress thread" : "no progress thread");
+  return SHOAL_OK;
+fail:
+  free(all);
+  free(names);
+  region_t keep[SHOAL_SPACE_MAX];
+  memcpy(keep, ofi.reg, sizeof keep);
+  ofi.up = true; /* let fini take down what exists */
+  tl_fini();
+  for (int s = 0; s < SHOAL_SPACE_MAX; s++) ofi.reg[s] = keep[s], ofi.reg[s].mr = NULL; /* init may be tried again */
+  return rc;
+}
+
+static void tl_fini(void) {
+  if (!ofi.up) {
+    memset(ofi.reg, 0, sizeof ofi.reg);
+    return;
+  }
+  if (ofi.thread_on) {
+    atomic_store(&ofi.stop, true);
+    fi_cq_signal(ofi.rxcq);
+    pthread_join(ofi.thread, NULL);
+    ofi.thread_on = false;
+  }
+  /* Endpoint first (it cancels the posted receives), then what it was bound to. */
+  close_fid(&ofi.ep);
+  for (int s = 0; s < SHOAL_SPACE_MAX; s++) close_fid(&ofi.reg[s].mr);
+  close_fid(&ofi.av);
+  close_fid(&ofi.wcntr);
+  close_fid(&ofi.rcntr);
+  close_fid(&ofi.txcq);
+  close_fid(&ofi.rxcq);
+  close_fid(&ofi.domain);
+  close_fid(&ofi.fabric);
+  fi_freeinfo(ofi.info);
+  free(ofi.addr);
+  free((void *)ofi.dirty);
+  for (int s = 0; s < SHOAL_SPACE_MAX; s++) free(ofi.rbase[s]), free(ofi.rkey[s]), free(ofi.rlen[s]);
+  memset(&ofi, 0, sizeof ofi);
+}
+
+void shoal_tl_ofi_test_force(unsigned flags) { force_flags = flags; }
+
+void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
+  int n = 0;
+  for (int t = 0; t < SHOAL_TL_NTYPES; t++) n += ofi.native[t];
+  *out = (shoal_tl_ofi_info_t){.provider = ofi.info ? ofi.info->fabric_attr->prov_name : NULL,
+                               .progress_thread = ofi.thread_on, .flush_read = ofi.flush,
+                               .virt_addr = ofi.info && (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR),
+                               .hmem = ofi.hmem, .native_types = n, .inject_size = ofi.inject_size};
+}
+
+const shoal_tl_ops_t shoal_tl_ofi_ops = {
+  .size = sizeof(shoal_tl_ops_t), .name = "ofi", .init = tl_init, .reg = tl_reg, .put = tl_put, .get = tl_get,
+  .put_nbi = tl_put_nbi, .get_nbi = tl_get_nbi, .amo = tl_amo, .quiet = tl_quiet, .fence = tl_fence,
+  .fini = tl_fini,
+};
