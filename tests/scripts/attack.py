@@ -220,8 +220,8 @@ def run_once(label, oshrun, victim, n, scenario, mode, apy, tmpdir, problems):
     if scenario != 'none':
         heap_total = (SYMMETRIC_SIZE + os.sysconf('SC_PAGE_SIZE') - 1) // os.sysconf('SC_PAGE_SIZE') * \
             os.sysconf('SC_PAGE_SIZE') + INTERNAL_SIZE
-        argv = ['setpriv', f'--reuid={NOBODY}', f'--regid={NOBODY}', '--clear-groups', apy, os.path.abspath(__file__),
-                '--attacker', scenario, str(n), str(heap_total), os.path.abspath(victim), path or '-']
+        argv = ['setpriv', f'--reuid={NOBODY}', f'--regid={NOBODY}', '--clear-groups', apy, STAGED['script'],
+                '--attacker', scenario, str(n), str(heap_total), STAGED['victim'], path or '-']
         att = Proc(argv, stdin=subprocess.PIPE, merge=True)
     t0 = job.t0
     sent, pe_pids = set(), set()
@@ -357,6 +357,9 @@ def run_once(label, oshrun, victim, n, scenario, mode, apy, tmpdir, problems):
             '\n'.join(ln if len(ln) < 300 else ln[:300] + '...' for ln in alines[-40:]))
 
 
+STAGED = {}  # the attacker's copies of this script and of the victim (driver)
+
+
 def driver(argv):
     if len(argv) != 4 or argv[3] not in SCENARIOS:
         print(__doc__)
@@ -368,14 +371,23 @@ def driver(argv):
     if not shutil.which('setpriv'):
         log('SKIP: setpriv (util-linux) is missing')
         return 77
-    apy = attacker_python(os.path.abspath(__file__))
-    if not apy:
-        log(f'SKIP: no python that uid {NOBODY} can run, or it cannot read {os.path.abspath(__file__)}')
-        return 77
     problems = []
     tmpdir = tempfile.mkdtemp(prefix='shoal-attack-')
     try:
-        os.chmod(tmpdir, 0o755)  # the stranger must be able to open the file in it for reading
+        os.chmod(tmpdir, 0o755)  # the stranger must be able to open the files in it for reading
+        # The attacker runs what it needs from here: the checkout may be in a folder uid 65534 cannot enter.
+        here = os.path.dirname(os.path.abspath(__file__))
+        for src, key in ((os.path.abspath(__file__), 'script'), (os.path.join(here, 'procs.py'), None),
+                         (os.path.abspath(victim), 'victim'), (os.path.join(os.path.dirname(victim), 'flood'), None)):
+            dst = os.path.join(tmpdir, os.path.basename(src))
+            shutil.copy(src, dst)
+            os.chmod(dst, 0o755)
+            if key:
+                STAGED[key] = dst
+        apy = attacker_python(STAGED['script'])
+        if not apy:
+            log(f'SKIP: no python that uid {NOBODY} can run')
+            return 77
         t_start = time.monotonic()
         run_once('a', oshrun, victim, n, scenario, 'run', apy, tmpdir, problems)
         run_once('b', oshrun, victim, n, scenario, 'hang', apy, tmpdir, problems)
