@@ -8,7 +8,6 @@
 #include "shoal.h"
 #include "boot_proto.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -93,7 +92,7 @@ void shoal_boot_abort(shoal_boot_t *b, int status) {
 }
 
 void shoal_boot_fini(shoal_boot_t *b) {
-  shoal_boot_node_fini(b);
+  shoal_boot_node_close(b);
   if (b->ops) b->ops->fini(b);
   b->ops = NULL;
   free(b->local);

@@ -110,7 +110,7 @@ shoal_status_t shoal_boot_node_init(shoal_boot_t *b) {
   rc = SHOAL_OK;
 out:
   free(all);
-  if (rc) shoal_boot_node_fini(b);
+  if (rc) shoal_boot_node_close(b);
   return rc;
 }
 
@@ -124,7 +124,6 @@ void shoal_boot_node_close(shoal_boot_t *b) {
   b->node_listen = b->node_fd = -1;
 }
 
-void shoal_boot_node_fini(shoal_boot_t *b) { shoal_boot_node_close(b); }
 
 /* Wait until fd is ready for events, or the deadline. */
 static bool wait_fd(int fd, short events, double deadline) {

@@ -141,9 +141,8 @@ shoal_status_t shoal_boot_barrier(shoal_boot_t *b);
  * as descriptors (SCM_RIGHTS) over the node's socket, whose every connection is checked (uid, pid, job secret). */
 shoal_status_t shoal_boot_fd_allgather(shoal_boot_t *b, int fd, uint64_t tag, int *fds, uint64_t *tags);
 /* boot_node.c: set up the node socket after the backend's init (an all-gather of pids, the leader's name and secret)
- * and take it down; boot.c calls them. */
+ * (boot.c calls it; shoal_boot_node_close takes it down, at the end of init and in shoal_boot_fini). */
 shoal_status_t shoal_boot_node_init(shoal_boot_t *b);
-void shoal_boot_node_fini(shoal_boot_t *b);
 /* The end of init: no more descriptors to exchange, so the node socket closes (nobody can connect any more). */
 void shoal_boot_node_close(shoal_boot_t *b);
 /* Tell the launcher to stop every PE and exit with status (global_exit / fatal error). */
