@@ -42,6 +42,7 @@
 #define SHOAL_COLL_H
 
 #include "shoal.h"
+#include "transport.h"
 
 #define SHOAL_TEAM_MAGIC 0x7ea3c011u
 #define SHOAL_TEAM_DEAD 0x7ea3dea0u
@@ -58,6 +59,7 @@ struct shoal_team {
   uint32_t magic;             /* SHOAL_TEAM_MAGIC while valid, SHOAL_TEAM_DEAD after shmem_team_destroy */
   bool aset;                  /* active set: pSync counters instead of a slot */
   bool predefined;            /* WORLD / SHARED: cannot be destroyed */
+  bool remote;                /* a member is on another node (reached through the transport): see shoal_coll_far */
   int rank, size;             /* this PE's number in the team; members */
   int wstart, wstride;        /* member i is world PE wstart + i * wstride (every team here is such a sequence) */
   int slot;                   /* team slot, -1 for an active set */
@@ -114,9 +116,44 @@ static inline shoal_team_t *shoal_team_get(shmem_team_t team, const char *routin
  * invalid triplet, a calling PE outside the set, or a pSync that is not symmetric. */
 shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *pSync, const char *routine);
 
+/* ---- members on other nodes ----
+ * A member whose memory this PE does not map (another node, or SHOAL_TRANSPORT=ofi) has delta 0 in every delta table
+ * and rflag pointing at this PE's own cell, so that `p + d[r]` is this PE's own symmetric address p, which the
+ * transport translates for member r. Every access to a member's memory goes through the helpers below (or
+ * shoal_coll_post / shoal_coll_load): memcpy for members of this node, the transport for the others (puts
+ * non-blocking, completed by the fence in the next signal to that member). */
+static inline bool shoal_coll_far(const shoal_team_t *t, int r) {
+  return SHOAL_UNLIKELY(t->remote) && !shoal_g.heap_lim[t->world[r]];
+}
+/* n bytes from src into member r's memory at to (its address from a delta table). */
+static inline void shoal_coll_put(const shoal_team_t *t, int r, void *to, const void *src, size_t n,
+                                  const char *routine) {
+  if (shoal_coll_far(t, r))
+    shoal_tl_put(routine, t->world[r], to, src, n, true);
+  else
+    memcpy(to, src, n);
+}
+/* n bytes of member r's memory at from (its address from a delta table) into dst, complete on return. */
+static inline void shoal_coll_get(const shoal_team_t *t, int r, void *dst, const void *from, size_t n,
+                                  const char *routine) {
+  if (shoal_coll_far(t, r))
+    shoal_tl_get(routine, t->world[r], from, dst, n, false);
+  else
+    memcpy(dst, from, n);
+}
+/* A relaxed load of member r's cell c (its address from a delta table). */
+static inline uint64_t shoal_coll_load(const shoal_team_t *t, int r, _Atomic uint64_t *c) {
+  if (shoal_coll_far(t, r)) return shoal_tl_amo("collective", t->world[r], (void *)c, 8, SHOAL_TL_AMO_FETCH, 0, 0);
+  return atomic_load_explicit(c, memory_order_relaxed);
+}
+/* The signal to a member of another node: a fence (what this PE put to it arrives first), then the atomic. */
+void shoal_coll_post_far(const shoal_team_t *t, int r, uint64_t v);
+
 /* ---- signals ---- */
 static inline void shoal_coll_post(const shoal_team_t *t, int r, uint64_t v) {
-  if (SHOAL_LIKELY(!t->aset))
+  if (shoal_coll_far(t, r))
+    shoal_coll_post_far(t, r, v);
+  else if (SHOAL_LIKELY(!t->aset))
     atomic_store_explicit(t->rflag[r], v, memory_order_release);
   else
     atomic_fetch_add_explicit(t->rflag[r], 1, memory_order_release);

@@ -28,6 +28,22 @@ static void copy_block(char *d, const char *s, size_t nelems, size_t esize, ptrd
   }
 }
 
+/* copy_block into member r's dest (d = its address from the delta table): through the transport for a member of
+ * another node, one put per element when strided (complete at the fence before the signal). */
+static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size_t nelems, size_t esize,
+                      ptrdiff_t dst, ptrdiff_t sst, const char *routine) {
+  if (!shoal_coll_far(t, r)) {
+    copy_block(d, s, nelems, esize, dst, sst);
+    return;
+  }
+  if (dst == 1 && sst == 1) {
+    shoal_coll_put(t, r, d, s, nelems * esize, routine);
+    return;
+  }
+  for (size_t i = 0; i < nelems; i++)
+    shoal_coll_put(t, r, d + i * (size_t)dst * esize, s + i * (size_t)sst * esize, esize, routine);
+}
+
 static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t, void *dest, const void *src,
                                                                   size_t nelems, size_t esize, ptrdiff_t dst,
                                                                   ptrdiff_t sst, const char *routine) {
@@ -51,7 +67,7 @@ static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t,
   for (int k = 1; k < n; k++) {
     int r = me + k < n ? me + k : me + k - n;
     if (entry) shoal_coll_wait(t, r, e);
-    copy_block(mine + dd[r], s + (size_t)r * sblk, nelems, esize, dst, sst);
+    put_block(t, r, mine + dd[r], s + (size_t)r * sblk, nelems, esize, dst, sst, routine);
     shoal_coll_post(t, r, v);
     if (pairwise) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
   }

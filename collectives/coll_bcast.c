@@ -48,7 +48,7 @@ void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, i
       if (local) memcpy(dest, src, nb);
     } else {
       shoal_coll_wait(t, root, ready);
-      memcpy(dest, stage + t->delta[root], nb);
+      shoal_coll_get(t, root, dest, stage + t->delta[root], nb, routine);
       shoal_coll_post(t, root, ack);
     }
     return;
@@ -60,7 +60,7 @@ void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, i
       for (int k = 1; k < n; k++) {
         int r = me + k < n ? me + k : me + k - n;
         if (entry) shoal_coll_wait(t, r, ready);
-        memcpy((char *)dest + dd[r], src, nb);
+        shoal_coll_put(t, r, (char *)dest + dd[r], src, nb, routine);
         shoal_coll_post(t, r, ack);
       }
       if (local) memcpy(dest, src, nb);
@@ -77,7 +77,7 @@ void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, i
       for (int k = 1; k < n; k++) shoal_coll_wait(t, me + k < n ? me + k : me + k - n, ack);
     } else {
       shoal_coll_wait(t, root, ready);
-      memcpy(dest, (const char *)src + sd[root], nb);
+      shoal_coll_get(t, root, dest, (const char *)src + sd[root], nb, routine);
       shoal_coll_post(t, root, ack);
     }
     return;
@@ -86,7 +86,7 @@ void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, i
     if (vr) {
       int hb = 1 << (31 - __builtin_clz((unsigned)vr)), vp = vr - hb, p = vp + root < n ? vp + root : vp + root - n;
       shoal_coll_wait(t, p, ready);
-      memcpy(dest, vp ? (const char *)dest + dd[p] : (const char *)src + sd[p], nb);
+      shoal_coll_get(t, p, dest, vp ? (const char *)dest + dd[p] : (const char *)src + sd[p], nb, routine);
       shoal_coll_post(t, p, ack);
       mask = hb << 1;
     } else if (local) {

@@ -20,7 +20,7 @@ static inline size_t blk_off(const size_t *offs, size_t nb, int j) { return offs
 /* entry: post and wait for the entry signals (fcollect); collect's size exchange has done that already. */
 static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *dest, const char *src, size_t nb,
                                                           const size_t *offs, const ptrdiff_t *dd, int algo,
-                                                          bool entry) {
+                                                          bool entry, const char *routine) {
   int n = t->size, me = t->rank;
   size_t myoff = blk_off(offs, nb, me);
   if (algo == SHOAL_GATHER_RDBL && (n & (n - 1))) algo = SHOAL_GATHER_RING;
@@ -36,7 +36,7 @@ static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *
     for (int k = 0; k < n - 1; k++) {
       int b = me - k >= 0 ? me - k : me - k + n;
       size_t o = blk_off(offs, nb, b), len = blk_off(offs, nb, b + 1) - o;
-      memcpy(dest + o + dd[next], dest + o, len);
+      shoal_coll_put(t, next, dest + o + dd[next], dest + o, len, routine);
       shoal_coll_post(t, next, v + 1 + (uint64_t)k);
       shoal_coll_wait(t, prev, v + 1 + (uint64_t)k);
     }
@@ -49,7 +49,7 @@ static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *
       int p = me ^ (1 << k), base = me & ~((1 << k) - 1);
       size_t o = blk_off(offs, nb, base), len = blk_off(offs, nb, base + (1 << k)) - o;
       if (entry) shoal_coll_wait(t, p, e);
-      memcpy(dest + o + dd[p], dest + o, len);
+      shoal_coll_put(t, p, dest + o + dd[p], dest + o, len, routine);
       shoal_coll_post(t, p, v + 1 + (uint64_t)k);
       shoal_coll_wait(t, p, v + 1 + (uint64_t)k);
     }
@@ -60,7 +60,7 @@ static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *
     for (int k = 1; k < n; k++) {
       int r = me + k < n ? me + k : me + k - n;
       if (entry) shoal_coll_wait(t, r, e);
-      if (nb) memcpy(dest + myoff + dd[r], src, nb); /* collect: a member may have nothing (and source NULL) */
+      if (nb) shoal_coll_put(t, r, dest + myoff + dd[r], src, nb, routine); /* collect: a member may have nothing (and source NULL) */
       shoal_coll_post(t, r, v);
     }
     if (nb) memcpy(dest + myoff, src, nb); /* off the critical path: the others are already released */
@@ -73,7 +73,7 @@ static inline __attribute__((always_inline)) void fcollect_impl(shoal_team_t *t,
   int algo = shoal_coll_algo(SHOAL_COLL_FCOLLECT, routine);
   const ptrdiff_t *dd = shoal_coll_deltas(t, dest, nb * (size_t)t->size, 0, routine, "dest");
   shoal_coll_deltas(t, src, nb, 1, routine, "source");
-  gather(t, dest, src, nb, NULL, dd, algo ? algo : SHOAL_GATHER_PUSH, true);
+  gather(t, dest, src, nb, NULL, dd, algo ? algo : SHOAL_GATHER_PUSH, true, routine);
 }
 
 void shoal_coll_fcollect(shoal_team_t *t, void *dest, const void *src, size_t nb, const char *routine) {
@@ -92,9 +92,7 @@ void shoal_coll_collect(shoal_team_t *t, void *dest, const void *src, size_t nb,
     atomic_store_explicit(pub, nb, memory_order_relaxed);
     shoal_coll_exchange(t, ++t->seq);
     for (int j = 0; j < n; j++) {
-      size_t len = j == t->rank ? nb
-                                : atomic_load_explicit((_Atomic uint64_t *)((char *)pub + t->cdelta[j]),
-                                                       memory_order_relaxed);
+      size_t len = j == t->rank ? nb : shoal_coll_load(t, j, (_Atomic uint64_t *)((char *)pub + t->cdelta[j]));
       if (__builtin_add_overflow(offs[j], len, &offs[j + 1]))
         shoal_fatal(routine, "nelems: the blocks of all PEs add up to more than SIZE_MAX bytes");
     }
@@ -104,7 +102,7 @@ void shoal_coll_collect(shoal_team_t *t, void *dest, const void *src, size_t nb,
   if (offs[n]) { /* every member sees the same total, so every member takes this branch */
     const ptrdiff_t *dd = shoal_coll_deltas(t, dest, offs[n], 0, routine, "dest");
     shoal_coll_check_overlap(routine, dest, offs[n], src, nb, false);
-    gather(t, dest, src, nb, offs, dd, algo ? algo : SHOAL_GATHER_PUSH, false);
+    gather(t, dest, src, nb, offs, dd, algo ? algo : SHOAL_GATHER_PUSH, false, routine);
   }
   /* Active sets: restore pSync. Every member read the cell before sending the data this PE waited for; when all
    * sizes are 0 the cell already holds 0 (and the specification forbids reusing pSync before everyone is done). */

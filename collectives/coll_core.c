@@ -8,6 +8,14 @@ void shoal_coll_exchange(shoal_team_t *t, uint64_t v) {
   for (int k = 1; k < n; k++) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
 }
 
+void shoal_coll_post_far(const shoal_team_t *t, int r, uint64_t v) {
+  shoal_tl_fence("collective");
+  if (!t->aset)
+    shoal_tl_amo("collective", t->world[r], (void *)t->rflag[r], 8, SHOAL_TL_AMO_SET, v, 0);
+  else
+    shoal_tl_amo("collective", t->world[r], (void *)t->rflag[r], 8, SHOAL_TL_AMO_ADD, 1, 0);
+}
+
 char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done) {
   int h = (int)(t->nstaged++ & 1), n = t->size, me = t->rank;
   if (owner) {
@@ -69,9 +77,9 @@ void shoal_coll_debug_check_(shoal_team_t *t, const char *routine, const char *w
   for (int i = 0; i < 3; i++) atomic_store_explicit(&shoal_coll_dbg[i], mine[i], memory_order_relaxed);
   shoal_coll_barrier(t, routine);
   for (int r = 0; r < t->size; r++) {
-    const _Atomic uint64_t *c = (const _Atomic uint64_t *)((const char *)shoal_coll_dbg + t->delta[r]);
+    _Atomic uint64_t *c = (_Atomic uint64_t *)((char *)shoal_coll_dbg + t->delta[r]);
     uint64_t theirs[3];
-    for (int i = 0; i < 3; i++) theirs[i] = atomic_load_explicit(&c[i], memory_order_relaxed);
+    for (int i = 0; i < 3; i++) theirs[i] = shoal_coll_load(t, r, &c[i]);
     if (theirs[0] != mine[0])
       shoal_fatal(routine, "team: PE %d of the team (world PE %d) is in a different collective at the same time",
                   r, t->world[r]);

@@ -11,6 +11,8 @@
  * halves (coll.h). Every member combines in the same order, so all get bit-identical results. */
 #include "coll.h"
 
+#include <stdlib.h>
+
 /* Automatic choice (measured on 2 cores, 2 and 4 PEs): one-shot up to ONESHOT_MAX bytes (ONESHOT_MAX / 2 for teams
  * of 4 and more, whose other choice is rdbl), then for power-of-two teams of 4 and more rdbl up to RDBL_MAX, then
  * rsag (rdbl's pairwise steps need fewer members scheduled at once than rsag's all-to-all exchanges). */
@@ -27,7 +29,7 @@ static inline int wrap(int x, int n) { return x >= n ? x - n : x < 0 ? x + n : x
   } while (0)
 
 static void reduce_oneshot(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize,
-                           shoal_coll_op_fn op) {
+                           shoal_coll_op_fn op, const char *routine) {
   int n = t->size, me = t->rank;
   size_t half = t->scratch_size / 2, per = (half / (size_t)n) & ~(size_t)(SHOAL_CACHELINE - 1), m = per / esize;
   for (size_t off = 0; off < nelems; off += m) {
@@ -37,7 +39,7 @@ static void reduce_oneshot(shoal_team_t *t, char *dest, const char *src, size_t 
     uint64_t v = ++t->seq;
     for (int k = 1; k < n; k++) {
       int r = wrap(me + k, n);
-      memcpy(h + (size_t)me * per + t->delta[r], mine, cb);
+      shoal_coll_put(t, r, h + (size_t)me * per + t->delta[r], mine, cb, routine);
       shoal_coll_post(t, r, v);
     }
     if (dest == src) { /* in place: the output must not be an input */
@@ -52,7 +54,7 @@ static void reduce_oneshot(shoal_team_t *t, char *dest, const char *src, size_t 
 }
 
 static void reduce_rdbl(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize,
-                        shoal_coll_op_fn op) {
+                        shoal_coll_op_fn op, const char *routine) {
   int n = t->size, me = t->rank, steps = __builtin_ctz((unsigned)n);
   size_t half = t->scratch_size / 2, per = (half / (size_t)steps) & ~(size_t)(SHOAL_CACHELINE - 1), m = per / esize;
   for (size_t off = 0; off < nelems; off += m) {
@@ -63,7 +65,7 @@ static void reduce_rdbl(shoal_team_t *t, char *dest, const char *src, size_t nel
       int p = me ^ (1 << k);
       uint64_t v = ++t->seq;
       char *in = h + (size_t)k * per;
-      memcpy(in + t->delta[p], cur, cb);
+      shoal_coll_put(t, p, in + t->delta[p], cur, cb, routine);
       shoal_coll_post(t, p, v);
       shoal_coll_wait(t, p, v);
       if (me < p)
@@ -84,21 +86,39 @@ static inline size_t seg_lo(size_t nelems, int j, int n) {
  * segment of any source, so every dest may be the source: in place works) block by block in a private buffer that
  * stays in cache, and copies each block into every member's dest. Two exchanges: "sources ready" and "your dest has
  * my segment" (which also says that this member's source is no longer read). No scratch: active sets use it too. */
+/* Segment s of member r's source (at p through the delta table): in place, or fetched into buf from a member of
+ * another node. */
+static inline const char *rsag_in(const shoal_team_t *t, int r, const char *p, char *buf, size_t n,
+                                  const char *routine) {
+  if (!shoal_coll_far(t, r)) return p;
+  shoal_coll_get(t, r, buf, p, n, routine);
+  return buf;
+}
+
 static void reduce_rsag(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize,
-                        shoal_coll_op_fn op, const ptrdiff_t *sd, const ptrdiff_t *dd) {
+                        shoal_coll_op_fn op, const ptrdiff_t *sd, const ptrdiff_t *dd, const char *routine) {
   int n = t->size, me = t->rank;
   _Alignas(SHOAL_CACHELINE) char tmp[16 << 10];
+  char *far[2] = {NULL, NULL}; /* two inputs of one op, fetched from members of other nodes */
+  if (SHOAL_UNLIKELY(t->remote) && (!(far[0] = malloc(sizeof tmp)) || !(far[1] = malloc(sizeof tmp))))
+    shoal_fatal(routine, "out of memory for %zu bytes of buffers", 2 * sizeof tmp);
   size_t lo = seg_lo(nelems, me, n), hi = seg_lo(nelems, me + 1, n), step = sizeof tmp / esize;
   shoal_coll_exchange(t, ++t->seq);
   for (size_t off = lo; off < hi; off += step) {
     size_t c = hi - off < step ? hi - off : step;
     const char *seg = src + off * esize;
-#define IN(s) (seg + sd[s])
+#define IN(s) (SHOAL_LIKELY(!t->remote) ? seg + sd[s] : rsag_in(t, s, seg + sd[s], far[(s) & 1], c * esize, routine))
     COMBINE(op, tmp, n, IN, c);
 #undef IN
-    for (int k = 0; k < n; k++) memcpy(dest + off * esize + dd[wrap(me + k, n)], tmp, c * esize);
+    for (int k = 0; k < n; k++) {
+      int r = wrap(me + k, n);
+      shoal_coll_put(t, r, dest + off * esize + dd[r], tmp, c * esize, routine);
+    }
+    if (SHOAL_UNLIKELY(t->remote)) shoal_tl_quiet(routine); /* tmp is refilled next: the puts must have left it */
   }
   shoal_coll_exchange(t, ++t->seq);
+  free(far[0]);
+  free(far[1]);
 }
 
 void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nelems, size_t esize,
@@ -112,7 +132,7 @@ void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nele
     return;
   }
   if (t->aset) { /* no scratch */
-    reduce_rsag(t, dest, src, nelems, esize, op, sd, dd);
+    reduce_rsag(t, dest, src, nelems, esize, op, sd, dd, routine);
     return;
   }
   int algo = shoal_coll_algo(SHOAL_COLL_REDUCE, routine);
@@ -130,11 +150,11 @@ void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nele
   if ((algo == SHOAL_REDUCE_ONESHOT && per_oneshot < esize) || (algo == SHOAL_REDUCE_RDBL && per_rdbl < esize))
     algo = SHOAL_REDUCE_RSAG;
   if (algo == SHOAL_REDUCE_ONESHOT)
-    reduce_oneshot(t, dest, src, nelems, esize, op);
+    reduce_oneshot(t, dest, src, nelems, esize, op, routine);
   else if (algo == SHOAL_REDUCE_RDBL)
-    reduce_rdbl(t, dest, src, nelems, esize, op);
+    reduce_rdbl(t, dest, src, nelems, esize, op, routine);
   else
-    reduce_rsag(t, dest, src, nelems, esize, op, sd, dd);
+    reduce_rsag(t, dest, src, nelems, esize, op, sd, dd, routine);
 }
 
 /* ---- operators: one function per (type, operation) ---- */

@@ -9,6 +9,11 @@
 #include "amo.h"
 #include "ctx.h"
 #include "gpu.h"
+#include "transport.h"
+
+/* A non-fetching op through the transport between nodes needs no round trip: AMO_NOFETCH marks the call sites that
+ * ignore the old value (set, add, inc and the bitwise ops without fetch). */
+#define AMO_NOFETCH 0x100
 
 void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr, size_t size, int pe, bool dev_ok) {
   if (!addr) shoal_fatal(routine, "%s is NULL", arg);
@@ -62,9 +67,40 @@ static uint64_t amo_host(void *p, int op, size_t size, uint64_t v, uint64_t c) {
  * Values travel as their bits (every AMO type is 4 or 8 bytes; little-endian: the low bytes); the old value is
  * returned and, when fetch is not NULL, stored there. One out-of-line call with nothing live after it keeps the
  * inline bodies free of saved registers. */
+/* The transport's op for a GPU_AMO op (with AMO_NOFETCH: the non-fetching form where the spec has one). */
+static int tl_op(int op) {
+  static const unsigned char fetching[] = {SHOAL_TL_AMO_FETCH, SHOAL_TL_AMO_SET, SHOAL_TL_AMO_SWAP, SHOAL_TL_AMO_CSWAP,
+                                           SHOAL_TL_AMO_FETCH_ADD, SHOAL_TL_AMO_FETCH_AND, SHOAL_TL_AMO_FETCH_OR,
+                                           SHOAL_TL_AMO_FETCH_XOR};
+  static const unsigned char plain[] = {SHOAL_TL_AMO_FETCH, SHOAL_TL_AMO_SET, SHOAL_TL_AMO_SWAP, SHOAL_TL_AMO_CSWAP,
+                                        SHOAL_TL_AMO_ADD, SHOAL_TL_AMO_AND, SHOAL_TL_AMO_OR, SHOAL_TL_AMO_XOR};
+  return op & AMO_NOFETCH ? plain[op & 0xff] : fetching[op & 0xff];
+}
+
+uint64_t shoal_amo_bits(const char *rt, const char *arg, const void *addr, size_t size, int op, uint64_t v, uint64_t c,
+                        int pe) {
+  void *p;
+  if (shoal_amo_fast(rt, addr, size, pe, &p)) return amo_host(p, op & 0xff, size, v, c);
+  if (addr && !((uintptr_t)addr & (size - 1))) {
+    shoal_space_t *s = shoal_space_find(addr, size, NULL);
+    if (s && s->lim && !s->lim[pe]) return shoal_tl_amo(rt, pe, addr, size, tl_op(op), v, c);
+  }
+  p = shoal_amo_addr_slow(rt, arg, addr, size, pe, true);
+  return p ? amo_host(p, op & 0xff, size, v, c) : amo_dev(rt, arg, addr, op & 0xff, size, v, c, pe);
+}
+
 __attribute__((noinline, cold)) static uint64_t amo_slow(const char *rt, const char *arg, const void *addr,
                                                          size_t size, int op, uint64_t v, uint64_t c, int pe,
                                                          void *fetch) {
+  if (addr && !((uintptr_t)addr & (size - 1))) { /* else the checks below name the fault */
+    shoal_space_t *s = shoal_space_find(addr, size, NULL);
+    if (s && s->lim && !s->lim[pe]) {
+      uint64_t old = shoal_tl_amo(rt, pe, addr, size, tl_op(op), v, c);
+      if (fetch) memcpy(fetch, &old, size);
+      return old;
+    }
+  }
+  op &= 0xff;
   void *p = shoal_amo_addr_slow(rt, arg, addr, size, pe, true);
   const uint64_t old = p ? amo_host(p, op, size, v, c) : amo_dev(rt, arg, addr, op, size, v, c, pe);
   if (fetch) memcpy(fetch, &old, size);
@@ -76,6 +112,11 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
   return b;
 }
 #define AMO_BITS(T, x) ({ T x_ = (T)(x); amo_bits(&x_, sizeof(T)); })
+#define SHOAL_GPU_AMO_SET_NOFETCH (SHOAL_GPU_AMO_SET | AMO_NOFETCH)
+#define SHOAL_GPU_AMO_ADD_NOFETCH (SHOAL_GPU_AMO_ADD | AMO_NOFETCH)
+#define SHOAL_GPU_AMO_AND_NOFETCH (SHOAL_GPU_AMO_AND | AMO_NOFETCH)
+#define SHOAL_GPU_AMO_OR_NOFETCH (SHOAL_GPU_AMO_OR | AMO_NOFETCH)
+#define SHOAL_GPU_AMO_XOR_NOFETCH (SHOAL_GPU_AMO_XOR | AMO_NOFETCH)
 #define AMO_SLOW_CALL(T, arg, OP, v, c, fetch)                                                                         \
   amo_slow(rt, #arg, arg, sizeof(T), SHOAL_GPU_AMO_##OP, AMO_BITS(T, v), AMO_BITS(T, c), pe, fetch)
 /* The slow path's result as a T. */
@@ -131,7 +172,7 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
   __atomic_load(p, &r, __ATOMIC_ACQUIRE);                                                                              \
   return r;
 #define B_SET(T)                                                                                                       \
-  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, SET, value, 0, NULL); return; })                                      \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, SET_NOFETCH, value, 0, NULL); return; })                                      \
   __atomic_store(p, &value, __ATOMIC_RELEASE);
 #define B_SWAP(T)                                                                                                      \
   AMO_AT(T, dest, return AMO_SLOW(T, dest, SWAP, value, 0);)                                                           \
@@ -146,7 +187,7 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
   AMO_AT(T, dest, return AMO_SLOW(T, dest, ADD, v, 0);)                                                                \
   return __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
 #define B_ADD(T, v)                                                                                                    \
-  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, ADD, v, 0, NULL); return; })                                          \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, ADD_NOFETCH, v, 0, NULL); return; })                                          \
   __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
 /* _nbi forms: the old value into *fetch. */
 #define B_FETCH_NBI(T)                                                                                                 \
@@ -170,7 +211,7 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
   AMO_AT(T, dest, return AMO_SLOW(T, dest, OPU, value, 0);)                                                            \
   return __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
 #define B_BIT_VOID(T, op, OPU)                                                                                         \
-  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, OPU, value, 0, NULL); return; })                                     \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, OPU##_NOFETCH, value, 0, NULL); return; })                                     \
   __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
 #define B_BIT_NBI(T, op, OPU)                                                                                          \
   AMO_FETCH_OUT()                                                                                                      \

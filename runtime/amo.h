@@ -15,6 +15,15 @@ static inline __attribute__((always_inline)) bool shoal_in_static(const void *ad
   return off < s->size && size <= s->size - off && !((uintptr_t)addr & (align - 1));
 }
 
+/* The same for pe's instance: false also when pe's static data is not mapped here (a PE of another node). */
+static inline __attribute__((always_inline)) bool shoal_in_static_pe(const void *addr, size_t size, size_t align,
+                                                                     int pe) {
+  const shoal_space_t *s = &shoal_g.space[SHOAL_SPACE_STATIC];
+  uintptr_t off = (uintptr_t)addr - s->base;
+  size_t lim = s->lim[pe];
+  return off < lim && size <= lim - off && !((uintptr_t)addr & (align - 1));
+}
+
 /* pe's instance of the symmetric object addr (size bytes, a power of two, naturally aligned) as an address in this
  * process, ready for __atomic builtins. Checks init and pe. Host heap and static data: a few compares and one add;
  * anything else goes to the slow path, which is fatal for non-symmetric, misaligned or non-host memory. */
@@ -24,11 +33,12 @@ static inline __attribute__((always_inline)) bool shoal_amo_fast(const char *rou
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
   uintptr_t off = (uintptr_t)addr - (uintptr_t)shoal_g.heap_base; /* the heap base is page aligned */
-  if (SHOAL_LIKELY(off <= shoal_g.heap_size - size && !(off & (size - 1)))) {
+  size_t lim = shoal_g.heap_lim[pe];                                /* 0: pe is reached through the transport */
+  if (SHOAL_LIKELY(off < lim && off <= lim - size && !(off & (size - 1)))) {
     *out = (char *)addr + shoal_g.heap_delta[pe];
     return true;
   }
-  if (shoal_in_static(addr, size, size)) {
+  if (shoal_in_static_pe(addr, size, size, pe)) {
     *out = (char *)addr + shoal_g.space[SHOAL_SPACE_STATIC].delta[pe];
     return true;
   }
@@ -40,6 +50,12 @@ static inline __attribute__((always_inline)) void *shoal_amo_addr(const char *ro
   if (SHOAL_LIKELY(shoal_amo_fast(routine, addr, size, pe, &p))) return p;
   return shoal_amo_addr_slow(routine, arg, addr, size, pe, false);
 }
+
+/* One AMO on pe's instance of the 4- or 8-byte object addr, values as bits, wherever it is (inline path, another
+ * space, the device heap, the transport between nodes); op is a SHOAL_GPU_AMO_* op (gpu.h), optionally | 0x100 when
+ * the old value is not wanted. Returns the old value. Fatal on bad addresses (naming rt and arg). */
+uint64_t shoal_amo_bits(const char *rt, const char *arg, const void *addr, size_t size, int op, uint64_t v, uint64_t c,
+                        int pe);
 
 /* A local symmetric object that this PE polls (wait/test/signal): fatal unless [addr, addr + size) is symmetric host
  * memory aligned to align. Checks init. */

@@ -30,6 +30,19 @@ static shoal_status_t singleton(shoal_boot_t *b) {
   return SHOAL_OK;
 }
 
+/* SHOAL_NODE_PES=k (testing): keep of this node's PEs those of this PE's run of k consecutive ranks, so that one
+ * machine plays several nodes: the node socket, the shared heaps and SHMEM_TEAM_SHARED then cover the run only,
+ * and the other PEs are reached as on other nodes. */
+static void node_split(shoal_boot_t *b, long k) {
+  int g = b->rank / (int)k, n = 0;
+  for (int i = 0; i < b->local_size; i++)
+    if (b->local[i] / (int)k == g) {
+      if (b->local[i] == b->rank) b->local_rank = n;
+      b->local[n++] = b->local[i];
+    }
+  b->local_size = n;
+}
+
 shoal_status_t shoal_boot_init(shoal_boot_t *b) {
   shoal_boot_t nb = {.fd = -1, .node_listen = -1, .node_fd = -1};
   const char *addr = getenv(SHOAL_BOOT_ENV_ADDR), *ns = getenv("PMIX_NAMESPACE"), *job = getenv(SHOAL_BOOT_ENV_JOB);
@@ -62,6 +75,7 @@ shoal_status_t shoal_boot_init(shoal_boot_t *b) {
     return SHOAL_OK;
   }
   if ((rc = nb.ops->init(&nb))) return rc;
+  if (shoal_env.node_pes > 0) node_split(&nb, shoal_env.node_pes);
   if ((rc = shoal_boot_node_init(&nb))) {
     nb.ops->fini(&nb);
     free(nb.local);

@@ -76,6 +76,13 @@ static const env_var_t env_table[] = {
   {"SHOAL_OFI_PROVIDER", ENV_STR, "", F(ofi_provider), "a libfabric provider name as fi_info -l lists it (tcp, verbs, "
    "cxi, efa, ...), or empty", "provider of the ofi transport between nodes (empty: FI_PROVIDER, else libfabric's "
    "best); it needs FI_EP_RDM with FI_RMA, FI_ATOMIC and FI_MSG"},
+  {"SHOAL_TRANSPORT", ENV_ENUM, "auto", F(transport), "auto|shm|ofi",
+   "how a PE reaches the others: auto: shared memory within a node, ofi (libfabric) between nodes; shm: shared "
+   "memory only (a job over several nodes stops at init); ofi: libfabric for every other PE, those of this node too "
+   "(testing; the device heap stays on shared memory). The same on every PE"},
+  {"SHOAL_NODE_PES", ENV_LONG, "-1", F(node_pes), "-1 (off) or a count >= 1 (at most 2147483647)",
+   "testing: each run of this many consecutive PEs of a node acts as a node of its own (shared memory within it, "
+   "the transport between), to try multi-node runs on one machine. The same on every PE"},
 };
 #undef F
 

@@ -1,6 +1,7 @@
 /* init.c - shmem_init/finalize, the host symmetric heap (one memfd per PE, mapped by every PE of the node), the
  * cached peer bases and deltas, and the setup queries (spec 9.2). */
 #include "shoal.h"
+#include "transport.h"
 #include "topo.h"
 
 #include <errno.h>
@@ -99,19 +100,21 @@ static shoal_status_t heap_init(const char *routine) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   size_t user = (shoal_env.symmetric_size + page - 1) & ~(page - 1); /* no wrap: the size is <= SHOAL_ENV_SIZE_MAX */
   size_t total = SHOAL_INTERNAL_SIZE + user;
-  int n = shoal_g.npes;
-  if (shoal_g.boot.local_size != n) {
-    shoal_warn("%s: %d of the job's %d PEs are on other nodes: this Shoal reaches PEs of one node only (no "
-               "transport between nodes yet); run every PE on one node", routine, n - shoal_g.boot.local_size, n);
+  int n = shoal_g.npes, mode = shoal_env_choice("SHOAL_TRANSPORT"); /* 0 auto, 1 shm, 2 ofi */
+  if (shoal_g.boot.local_size != n && mode == 1) {
+    shoal_warn("%s: %d of the job's %d PEs are on other nodes, and SHOAL_TRANSPORT=shm reaches PEs of one node only: "
+               "unset it (auto: ofi between nodes), or run every PE on one node", routine, n - shoal_g.boot.local_size,
+               n);
     return SHOAL_ERR_NOSYS;
   }
+  int mapped = mode == 2 ? 1 : shoal_g.boot.local_size; /* heaps mapped here: this node's, or only our own */
   /* Every PE maps every local heap: refuse a size whose mappings do not fit this address space now, with the
    * variable's name, rather than fail at one of the mappings below. */
   size_t need;
-  if (__builtin_mul_overflow(total, (size_t)n, &need) || __builtin_add_overflow(need, SHOAL_HEAP_MAX_ALIGN, &need))
-    heap_size_fail(routine, n, total, "more than 2^64 bytes");
+  if (__builtin_mul_overflow(total, (size_t)mapped, &need) || __builtin_add_overflow(need, SHOAL_HEAP_MAX_ALIGN, &need))
+    heap_size_fail(routine, mapped, total, "more than 2^64 bytes");
   void *probe = mmap(NULL, need, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (probe == MAP_FAILED) heap_size_fail(routine, n, total, strerror(errno));
+  if (probe == MAP_FAILED) heap_size_fail(routine, mapped, total, strerror(errno));
   munmap(probe, need);
   int fd = shoal_memfd_create("shoal-heap", total);
   if (fd < 0) {
@@ -137,29 +140,38 @@ static shoal_status_t heap_init(const char *routine) {
   }
   if (base > res) munmap(res, (size_t)(base - res));
   munmap(base + total, (size_t)(res + slack - base)); /* base < res + slack: the tail is never empty */
-  uint64_t *sizes = calloc((size_t)n, sizeof *sizes);
+  /* Every PE's heap size and transport choice: they must agree (the transport's set-up is collective). */
+  uint64_t(*sizes)[2] = calloc((size_t)n, sizeof *sizes);
   shoal_g.peer_heap = calloc((size_t)n, sizeof(char *));
   shoal_g.heap_delta = calloc((size_t)n, sizeof(ptrdiff_t));
-  if (!sizes || !shoal_g.peer_heap || !shoal_g.heap_delta ||
-      shoal_boot_allgather(&shoal_g.boot, &(uint64_t){total}, sizes, sizeof *sizes))
+  shoal_g.heap_lim = calloc((size_t)n, sizeof(size_t));
+  if (!sizes || !shoal_g.peer_heap || !shoal_g.heap_delta || !shoal_g.heap_lim ||
+      shoal_boot_allgather(&shoal_g.boot, (uint64_t[2]){total, (uint64_t)mode}, sizes, sizeof *sizes))
     return SHOAL_ERR_NOMEM;
-  for (int p = 0; p < n; p++)
-    if (sizes[p] != total) {
+  for (int p = 0; p < n; p++) {
+    if (sizes[p][1] != (uint64_t)mode) {
+      static const char *const names[] = {"auto", "shm", "ofi"};
+      shoal_fatal(routine, "SHOAL_TRANSPORT differs between PEs (PE %d: %s, PE %d: %s): set it the same for every PE",
+                  shoal_g.me, names[mode], p, names[sizes[p][1] % 3]);
+    }
+    if (sizes[p][0] != total) {
       char arg[200];
       snprintf(arg, sizeof arg, "SHMEM_SYMMETRIC_SIZE differs between PEs (PE %d: %zu bytes of heap, PE %d: %zu)",
-               shoal_g.me, total, p, (size_t)sizes[p]);
+               shoal_g.me, total, p, (size_t)sizes[p][0]);
       init_fail(routine, "%s", arg);
     }
+  }
   free(sizes);
   char why[200];
-  if (shoal_memfd_share(fd, total, shoal_g.peer_heap, why, sizeof why)) {
+  if (mode != 2 && shoal_memfd_share(fd, total, shoal_g.peer_heap, why, sizeof why)) {
     shoal_warn("%s: cannot map a peer's symmetric heap: %s", routine, why);
     close(fd);
     return SHOAL_ERR_IO;
   }
   close(fd);
   shoal_g.peer_heap[shoal_g.me] = base;
-  for (int p = 0; p < n; p++) shoal_g.heap_delta[p] = shoal_g.peer_heap[p] - base;
+  for (int p = 0; p < n; p++)
+    if (shoal_g.peer_heap[p]) shoal_g.heap_delta[p] = shoal_g.peer_heap[p] - base, shoal_g.heap_lim[p] = total;
   shoal_g.heap_fd = -1;
   shoal_g.heap_base = base;
   shoal_g.heap_size = total;
@@ -167,10 +179,12 @@ static shoal_status_t heap_init(const char *routine) {
   shoal_g.internal_used = 0;
   shoal_g.sync = shoal_internal_alloc(sizeof(shoal_sync_area_t), SHOAL_CACHELINE);
   shoal_space_t *s = &shoal_g.space[SHOAL_SPACE_HEAP];
-  *s = (shoal_space_t){.name = "host heap", .base = (uintptr_t)base, .size = total, .delta = shoal_g.heap_delta};
+  *s = (shoal_space_t){.name = "host heap", .base = (uintptr_t)base, .size = total, .delta = shoal_g.heap_delta,
+                       .lim = shoal_g.heap_lim};
   if (shoal_g.nspaces < 1) shoal_g.nspaces = 1;
   if (shoal_alloc_init(&shoal_g.alloc, user)) return SHOAL_ERR_NOMEM;
-  SHOAL_DEBUG(SHOAL_SUB_HEAP, "heap %p, %zu bytes (%zu user), %d peers mapped", (void *)base, total, user, n);
+  SHOAL_DEBUG(SHOAL_SUB_HEAP, "heap %p, %zu bytes (%zu user), %d of %d heaps mapped", (void *)base, total, user,
+              mode == 2 ? 1 : shoal_g.boot.local_size, n);
   return SHOAL_OK;
 }
 
@@ -180,8 +194,10 @@ static void heap_fini(void) {
   shoal_alloc_fini(&shoal_g.alloc);
   free(shoal_g.peer_heap);
   free(shoal_g.heap_delta);
+  free(shoal_g.heap_lim);
   shoal_g.peer_heap = NULL;
   shoal_g.heap_delta = NULL;
+  shoal_g.heap_lim = NULL;
   shoal_g.heap_base = NULL;
   shoal_g.heap_size = 0;
 }
@@ -259,6 +275,7 @@ static void init_common(const char *routine, int requested) {
   shoal_g.spin = shoal_env.spin > 0 ? shoal_env.spin : (shoal_g.boot.local_size > cpus_available() ? 64 : 1 << 14);
   if (heap_init(routine)) shoal_fatal(routine, "cannot set up the symmetric heap");
   if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
+  if (shoal_tl_setup(routine)) shoal_fatal(routine, "cannot reach every PE (the line above says why)");
   topo_init(routine);
   shoal_g.state = 1; /* the module hooks below may call RMA */
   if (shoal_team_init()) shoal_fatal(routine, "team setup failed");
@@ -298,6 +315,7 @@ void shmem_finalize(void) {
   shmem_barrier_all();
   shoal_gpu_fini();
   shoal_team_fini();
+  shoal_tl_teardown();
   shoal_boot_fini(&shoal_g.boot);
   shoal_static_fini();
   heap_fini();
@@ -354,15 +372,15 @@ void *shmem_ptr(const void *dest, int pe) {
   if (!shmem_pe_accessible(pe)) return NULL;
   size_t off;
   shoal_space_t *s = shoal_space_find(dest, 1, &off);
-  if (!s || !s->delta || s->device) return NULL;
+  if (!s || !s->delta || s->device || (s->lim && !s->lim[pe])) return NULL;
   return (char *)dest + s->delta[pe];
 }
 
 void *shoal_xlate_slow(const void *addr, size_t n, int pe, const char *routine, const char *arg) {
   size_t off;
   shoal_space_t *s = shoal_space_find(addr, n, &off);
-  if (s && s->delta) return (char *)addr + s->delta[pe];
-  if (s) return NULL; /* reachable, but only through the space's put/get */
+  if (s && s->delta && !(s->lim && !s->lim[pe])) return (char *)addr + s->delta[pe];
+  if (s) return NULL; /* reachable, but only through the space's put/get or the transport */
   if (shoal_space_find(addr, 1, NULL))
     shoal_fatal(routine, "%s %p + %zu bytes runs past the end of its symmetric region", arg, addr, n);
   shoal_fatal(routine, "%s %p is not a symmetric address (not in the symmetric heap or static data)", arg, addr);

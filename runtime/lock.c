@@ -12,6 +12,7 @@
  * With SHMEM_DEBUG=1 and at most one calling thread per PE (a thread level below SHMEM_THREAD_MULTIPLE), more
  * outstanding tickets than PEs is impossible too. Either stops the job with one line naming the routine and lock. */
 #include "amo.h"
+#include "gpu.h" /* SHOAL_GPU_AMO_* */
 
 _Static_assert(sizeof(long) == sizeof(uint64_t), "the lock word is a 64-bit long");
 
@@ -29,35 +30,34 @@ static _Noreturn __attribute__((noinline, cold)) void bad_word(const char *routi
               "use?)", (void *)lock, (unsigned long long)w);
 }
 
-/* PE 0's lock word, fatal if lock is not a symmetric, aligned long in host memory. */
-static uint64_t *lock_word(const char *routine, long *lock) {
-  return shoal_amo_addr(routine, "lock", lock, sizeof(long), 0);
+/* One AMO on PE 0's lock word (fatal if lock is not a symmetric, aligned long in host memory): inline through the
+ * mapping on one node, through the transport when PE 0 is on another. */
+static inline uint64_t lk(const char *routine, long *lock, int op, uint64_t v, uint64_t c) {
+  return shoal_amo_bits(routine, "lock", lock, sizeof(long), op, v, c, 0);
 }
 
 void shmem_set_lock(long *lock) {
-  uint64_t *w = lock_word("shmem_set_lock", lock);
-  uint64_t old = __atomic_fetch_add(w, TICKET_ONE, __ATOMIC_ACQUIRE);
+  uint64_t old = lk("shmem_set_lock", lock, SHOAL_GPU_AMO_ADD, TICKET_ONE, 0);
   if (impossible(old)) bad_word("shmem_set_lock", lock, old);
   uint32_t ticket = next_of(old);
-  SHOAL_WAIT_WHILE(serving_of(__atomic_load_n(w, __ATOMIC_ACQUIRE)) != ticket);
+  SHOAL_WAIT_WHILE(serving_of(lk("shmem_set_lock", lock, SHOAL_GPU_AMO_FETCH, 0, 0)) != ticket);
 }
 
 int shmem_test_lock(long *lock) {
-  uint64_t *w = lock_word("shmem_test_lock", lock);
-  uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED);
+  uint64_t old = lk("shmem_test_lock", lock, SHOAL_GPU_AMO_FETCH, 0, 0);
   if (impossible(old)) bad_word("shmem_test_lock", lock, old);
   if (next_of(old) != serving_of(old)) return 1; /* held (or waited for) */
-  return __atomic_compare_exchange_n(w, &old, old + TICKET_ONE, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED) ? 0 : 1;
+  return lk("shmem_test_lock", lock, SHOAL_GPU_AMO_CSWAP, old + TICKET_ONE, old) == old ? 0 : 1;
 }
 
 void shmem_clear_lock(long *lock) {
-  uint64_t *w = lock_word("shmem_clear_lock", lock);
   shmem_quiet(); /* the holder's puts and AMOs complete before the next holder enters */
-  uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), upd;
-  do {
+  uint64_t old = lk("shmem_clear_lock", lock, SHOAL_GPU_AMO_FETCH, 0, 0), upd, got;
+  for (;; old = got) {
     if (impossible(old)) bad_word("shmem_clear_lock", lock, old);
     if (next_of(old) == serving_of(old))
       shoal_fatal("shmem_clear_lock", "lock %p is not held by any PE", (void *)lock);
     upd = (old & ~(uint64_t)UINT32_MAX) | (uint32_t)(serving_of(old) + 1);
-  } while (!__atomic_compare_exchange_n(w, &old, upd, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+    if ((got = lk("shmem_clear_lock", lock, SHOAL_GPU_AMO_CSWAP, upd, old)) == old) break;
+  }
 }

@@ -6,6 +6,8 @@
  * A put-with-signal copies the data into the peer's mapping and then updates the signal with a release atomic. */
 #include "amo.h"
 #include "ctx.h"
+#include "gpu.h" /* SHOAL_GPU_AMO_* */
+#include "transport.h"
 
 void shoal_p2p_check_slow(const char *routine, const char *arg, const void *addr, size_t size, size_t align) {
   if (!addr) shoal_fatal(routine, "%s is NULL", arg);
@@ -188,12 +190,35 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
   return v;
 }
 
+/* Through the transport between nodes: the data, a fence (the provider orders no AMO after RMA), then the signal as
+ * a non-fetching atomic. The nbi form leaves the data and the signal to complete at quiet. */
+static __attribute__((noinline, cold)) void put_signal_tl(const char *rt, void *dest, const void *src, size_t nbytes,
+                                                          uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                                                          bool nbi) {
+  if (nbi)
+    shoal_rma_put_nbi(rt, dest, src, nbytes, pe);
+  else
+    shoal_rma_put(rt, dest, src, nbytes, pe);
+  shoal_tl_fence(rt);
+  (void)shoal_amo_bits(rt, "sig_addr", sig_addr, sizeof(uint64_t),
+                       (sig_op == SHMEM_SIGNAL_SET ? SHOAL_GPU_AMO_SET : SHOAL_GPU_AMO_ADD) | 0x100, signal, 0, pe);
+}
+
 /* Data first (a copy into pe's mapping, complete on return), then the signal with release order. */
 static void put_signal(const char *rt, void *dest, const void *src, size_t nbytes, uint64_t *sig_addr,
-                       uint64_t signal, int sig_op, int pe) {
+                       uint64_t signal, int sig_op, int pe, bool nbi) {
   if (SHOAL_UNLIKELY(sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD))
     shoal_fatal(rt, "sig_op %d is not SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", sig_op);
-  uint64_t *sig = shoal_amo_addr(rt, "sig_addr", sig_addr, sizeof(uint64_t), pe);
+  void *q;
+  if (SHOAL_UNLIKELY(!shoal_amo_fast(rt, sig_addr, sizeof(uint64_t), pe, &q))) {
+    shoal_space_t *s = sig_addr ? shoal_space_find(sig_addr, sizeof(uint64_t), NULL) : NULL;
+    if (s && s->lim && !s->lim[pe]) {
+      put_signal_tl(rt, dest, src, nbytes, sig_addr, signal, sig_op, pe, nbi);
+      return;
+    }
+    q = shoal_amo_addr_slow(rt, "sig_addr", sig_addr, sizeof(uint64_t), pe, false);
+  }
+  uint64_t *sig = q;
   shoal_rma_put(rt, dest, src, nbytes, pe);
   if (sig_op == SHMEM_SIGNAL_SET)
     __atomic_store_n(sig, signal, __ATOMIC_RELEASE);
@@ -201,23 +226,23 @@ static void put_signal(const char *rt, void *dest, const void *src, size_t nbyte
     __atomic_fetch_add(sig, signal, __ATOMIC_RELEASE);
 }
 
-#define SHOAL_DEF_PUT_SIGNAL(NAME, CNAME, T, SIZE)                                                                     \
+#define SHOAL_DEF_PUT_SIGNAL(NAME, CNAME, T, SIZE, NBI)                                                                \
   void NAME(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {        \
-    put_signal(#NAME, dest, source, span_of(#NAME, nelems, SIZE), sig_addr, signal, sig_op, pe);                       \
+    put_signal(#NAME, dest, source, span_of(#NAME, nelems, SIZE), sig_addr, signal, sig_op, pe, NBI);                  \
   }                                                                                                                    \
   void CNAME(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,            \
              int sig_op, int pe) {                                                                                     \
     SHOAL_CHECK_CTX(#CNAME, ctx);                                                                                      \
     put_signal(#CNAME, dest, source, span_of(#CNAME, nelems, SIZE), sig_addr, signal, sig_op,                          \
-               shoal_ctx_pe(#CNAME, ctx, pe));                                                                         \
+               shoal_ctx_pe(#CNAME, ctx, pe), NBI);                                                                    \
   }
 #define SHOAL_DEF_PUT_SIGNAL_TYPED(T, N)                                                                               \
-  SHOAL_DEF_PUT_SIGNAL(shmem_##N##_put_signal, shmem_ctx_##N##_put_signal, T, sizeof(T))                               \
-  SHOAL_DEF_PUT_SIGNAL(shmem_##N##_put_signal_nbi, shmem_ctx_##N##_put_signal_nbi, T, sizeof(T))
+  SHOAL_DEF_PUT_SIGNAL(shmem_##N##_put_signal, shmem_ctx_##N##_put_signal, T, sizeof(T), false)                        \
+  SHOAL_DEF_PUT_SIGNAL(shmem_##N##_put_signal_nbi, shmem_ctx_##N##_put_signal_nbi, T, sizeof(T), true)
 SHOAL_RMA_TYPES(SHOAL_DEF_PUT_SIGNAL_TYPED)
 #define SHOAL_DEF_PUT_SIGNAL_SIZED(S)                                                                                  \
-  SHOAL_DEF_PUT_SIGNAL(shmem_put##S##_signal, shmem_ctx_put##S##_signal, void, S / 8)                                  \
-  SHOAL_DEF_PUT_SIGNAL(shmem_put##S##_signal_nbi, shmem_ctx_put##S##_signal_nbi, void, S / 8)
+  SHOAL_DEF_PUT_SIGNAL(shmem_put##S##_signal, shmem_ctx_put##S##_signal, void, S / 8, false)                           \
+  SHOAL_DEF_PUT_SIGNAL(shmem_put##S##_signal_nbi, shmem_ctx_put##S##_signal_nbi, void, S / 8, true)
 SHOAL_RMA_SIZES(SHOAL_DEF_PUT_SIGNAL_SIZED)
-SHOAL_DEF_PUT_SIGNAL(shmem_putmem_signal, shmem_ctx_putmem_signal, void, 1)
-SHOAL_DEF_PUT_SIGNAL(shmem_putmem_signal_nbi, shmem_ctx_putmem_signal_nbi, void, 1)
+SHOAL_DEF_PUT_SIGNAL(shmem_putmem_signal, shmem_ctx_putmem_signal, void, 1, false)
+SHOAL_DEF_PUT_SIGNAL(shmem_putmem_signal_nbi, shmem_ctx_putmem_signal_nbi, void, 1, true)

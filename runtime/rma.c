@@ -1,15 +1,22 @@
-/* rma.c - put/get in every typed, sized and byte form (spec 9.5). On one node a put is a copy into the peer's heap
- * mapping found with one add (shoal_xlate); blocking and nbi forms both complete before returning. */
+/* rma.c - put/get in every typed, sized and byte form (spec 9.5). To a PE of this node a put is a copy into the
+ * peer's heap mapping found with one add (shoal_xlate), and blocking and nbi forms both complete before returning.
+ * A PE reached through the transport between nodes fails the inline range check (its heap_lim is 0) and goes
+ * through the seam (transport.c): the nbi forms are then non-blocking, complete at quiet. */
 #include "shoal.h"
 #include "amo.h" /* shoal_in_static */
 #include "ctx.h" /* shoal_ctx_pe: team contexts take team PE numbers */
+#include "transport.h"
 
-/* Spaces that cannot be addressed by load/store (GPU memory, process_vm): their put/get slot, or fatal. */
-static void put_slow(const char *routine, void *dest, const void *src, size_t n, int pe) {
+/* PEs of other nodes, and spaces that cannot be addressed by load/store (GPU memory): their put/get, or fatal. */
+static void put_slow(const char *routine, void *dest, const void *src, size_t n, int pe, bool nbi) {
   if (!n) return; /* zero length: a valid no-op, even when dest is not symmetric */
   size_t off;
   shoal_space_t *s = shoal_space_find(dest, n, &off);
   if (!s) shoal_xlate_slow(dest, n, pe, routine, "dest"); /* fatal, with the reason */
+  if (s->lim && !s->lim[pe]) {
+    shoal_tl_put(routine, pe, dest, src, n, nbi);
+    return;
+  }
   if (s->delta && !s->device) {
     memcpy((char *)dest + s->delta[pe], src, n);
     return;
@@ -18,11 +25,15 @@ static void put_slow(const char *routine, void *dest, const void *src, size_t n,
   if (s->put(s, pe, off, src, n)) shoal_fatal(routine, "put of %zu bytes to PE %d failed", n, pe);
 }
 
-static void get_slow(const char *routine, void *dest, const void *src, size_t n, int pe) {
+static void get_slow(const char *routine, void *dest, const void *src, size_t n, int pe, bool nbi) {
   if (!n) return;
   size_t off;
   shoal_space_t *s = shoal_space_find(src, n, &off);
   if (!s) shoal_xlate_slow(src, n, pe, routine, "source");
+  if (s->lim && !s->lim[pe]) {
+    shoal_tl_get(routine, pe, src, dest, n, nbi);
+    return;
+  }
   if (s->delta && !s->device) {
     memcpy(dest, (const char *)src + s->delta[pe], n);
     return;
@@ -31,9 +42,11 @@ static void get_slow(const char *routine, void *dest, const void *src, size_t n,
   if (s->get(s, pe, off, dest, n)) shoal_fatal(routine, "get of %zu bytes from PE %d failed", n, pe);
 }
 
-static inline bool in_host_heap(const void *p, size_t n) {
+/* [p, p + n) in the host heap, and pe's heap mapped here (heap_lim[pe] is 0 for a PE of another node). */
+static inline bool in_host_heap(const void *p, size_t n, int pe) {
   uintptr_t off = (uintptr_t)p - (uintptr_t)shoal_g.heap_base;
-  return off < shoal_g.heap_size && n <= shoal_g.heap_size - off;
+  size_t lim = shoal_g.heap_lim[pe];
+  return off < lim && n <= lim - off;
 }
 
 /* The local buffer is tested for NULL on the fast path in place of the length: one branch, as before. A zero length
@@ -50,37 +63,45 @@ static _Noreturn __attribute__((noinline, cold)) void rma_null(const char *routi
     }                                                                                                                  \
   } while (0)
 
-static inline __attribute__((always_inline)) void rma_put(const char *routine, void *dest, const void *src,
-                                                          size_t n, int pe) {
+/* nbi is a constant at every call: it only reaches the slow path. */
+static inline __attribute__((always_inline)) void rma_put_(const char *routine, void *dest, const void *src,
+                                                           size_t n, int pe, bool nbi) {
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
   RMA_CHECK_LOCAL(routine, "source", src, n);
-  if (SHOAL_LIKELY(in_host_heap(dest, n)))
+  if (SHOAL_LIKELY(in_host_heap(dest, n, pe)))
     memcpy((char *)dest + shoal_g.heap_delta[pe], src, n);
-  else if (shoal_in_static(dest, n, 1))
+  else if (shoal_in_static_pe(dest, n, 1, pe))
     memcpy((char *)dest + shoal_g.space[SHOAL_SPACE_STATIC].delta[pe], src, n);
   else
-    put_slow(routine, dest, src, n, pe);
+    put_slow(routine, dest, src, n, pe, nbi);
 }
 
-static inline __attribute__((always_inline)) void rma_get(const char *routine, void *dest, const void *src,
-                                                          size_t n, int pe) {
+static inline __attribute__((always_inline)) void rma_get_(const char *routine, void *dest, const void *src,
+                                                           size_t n, int pe, bool nbi) {
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
   RMA_CHECK_LOCAL(routine, "dest", dest, n);
-  if (SHOAL_LIKELY(in_host_heap(src, n)))
+  if (SHOAL_LIKELY(in_host_heap(src, n, pe)))
     memcpy(dest, (const char *)src + shoal_g.heap_delta[pe], n);
-  else if (shoal_in_static(src, n, 1))
+  else if (shoal_in_static_pe(src, n, 1, pe))
     memcpy(dest, (const char *)src + shoal_g.space[SHOAL_SPACE_STATIC].delta[pe], n);
   else
-    get_slow(routine, dest, src, n, pe);
+    get_slow(routine, dest, src, n, pe, nbi);
 }
+#define rma_put(routine, dest, src, n, pe) rma_put_(routine, dest, src, n, pe, false)
+#define rma_get(routine, dest, src, n, pe) rma_get_(routine, dest, src, n, pe, false)
+#define rma_put_nbi(routine, dest, src, n, pe) rma_put_(routine, dest, src, n, pe, true)
+#define rma_get_nbi(routine, dest, src, n, pe) rma_get_(routine, dest, src, n, pe, true)
 
 void shoal_rma_put(const char *routine, void *dest, const void *src, size_t nbytes, int pe) {
   rma_put(routine, dest, src, nbytes, pe);
 }
 void shoal_rma_get(const char *routine, void *dest, const void *src, size_t nbytes, int pe) {
   rma_get(routine, dest, src, nbytes, pe);
+}
+void shoal_rma_put_nbi(const char *routine, void *dest, const void *src, size_t nbytes, int pe) {
+  rma_put_nbi(routine, dest, src, nbytes, pe);
 }
 
 static inline size_t nbytes_of(const char *routine, size_t nelems, size_t size) {
@@ -107,14 +128,14 @@ static void rma_strided(const char *routine, bool put, void *dest, const void *s
   const void *sym = put ? dest : src;
   size_t span = put ? span_d : span_s;
   char *remote = shoal_xlate(sym, span, pe, routine, put ? "dest" : "source");
-  if (!remote) { /* no load/store path: element by element through the space */
+  if (!remote) { /* no load/store path: element by element through the space or the transport */
     for (size_t i = 0; i < nelems; i++) {
       char *d = (char *)dest + i * (size_t)dst * size;
       const char *s = (const char *)src + i * (size_t)sst * size;
       if (put)
-        put_slow(routine, d, s, size, pe);
+        put_slow(routine, d, s, size, pe, false);
       else
-        get_slow(routine, d, s, size, pe);
+        get_slow(routine, d, s, size, pe, false);
     }
     return;
   }
@@ -141,9 +162,9 @@ static void rma_strided(const char *routine, bool put, void *dest, const void *s
     FN("shmem_ctx_" #OP, dest, source, nelems, shoal_ctx_pe("shmem_ctx_" #OP, ctx, pe));                                                                   \
   }
 SHOAL_DEF_MEM(putmem, rma_put)
-SHOAL_DEF_MEM(putmem_nbi, rma_put)
+SHOAL_DEF_MEM(putmem_nbi, rma_put_nbi)
 SHOAL_DEF_MEM(getmem, rma_get)
-SHOAL_DEF_MEM(getmem_nbi, rma_get)
+SHOAL_DEF_MEM(getmem_nbi, rma_get_nbi)
 
 /* ---- sized forms: put8 .. put128 (sizes in bits) ---- */
 #define SHOAL_DEF_SIZED_OP(S, OP, FN)                                                                                 \
@@ -155,11 +176,11 @@ SHOAL_DEF_MEM(getmem_nbi, rma_get)
     FN("shmem_ctx_" #OP #S, dest, source, nbytes_of("shmem_ctx_" #OP #S, nelems, S / 8), shoal_ctx_pe("shmem_ctx_" #OP #S, ctx, pe));                         \
   }                                                                                                                    \
   void shmem_##OP##S##_nbi(void *dest, const void *source, size_t nelems, int pe) {                                   \
-    FN("shmem_" #OP #S "_nbi", dest, source, nbytes_of("shmem_" #OP #S "_nbi", nelems, S / 8), pe);                   \
+    FN##_nbi("shmem_" #OP #S "_nbi", dest, source, nbytes_of("shmem_" #OP #S "_nbi", nelems, S / 8), pe);                   \
   }                                                                                                                    \
   void shmem_ctx_##OP##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe) {              \
     SHOAL_CHECK_CTX("shmem_ctx_" #OP #S "_nbi", ctx);                                                                 \
-    FN("shmem_ctx_" #OP #S "_nbi", dest, source, nbytes_of("shmem_ctx_" #OP #S "_nbi", nelems, S / 8), shoal_ctx_pe("shmem_ctx_" #OP #S "_nbi", ctx, pe));           \
+    FN##_nbi("shmem_ctx_" #OP #S "_nbi", dest, source, nbytes_of("shmem_ctx_" #OP #S "_nbi", nelems, S / 8), shoal_ctx_pe("shmem_ctx_" #OP #S "_nbi", ctx, pe));           \
   }
 #define SHOAL_DEF_SIZED(S)                                                                                            \
   SHOAL_DEF_SIZED_OP(S, put, rma_put)                                                                                 \
@@ -193,9 +214,9 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   }
 #define SHOAL_DEF_TYPED(T, N)                                                                                         \
   SHOAL_DEF_TYPED_OP(T, N, put, rma_put)                                                                              \
-  SHOAL_DEF_TYPED_OP(T, N, put_nbi, rma_put)                                                                          \
+  SHOAL_DEF_TYPED_OP(T, N, put_nbi, rma_put_nbi)                                                                      \
   SHOAL_DEF_TYPED_OP(T, N, get, rma_get)                                                                              \
-  SHOAL_DEF_TYPED_OP(T, N, get_nbi, rma_get)                                                                          \
+  SHOAL_DEF_TYPED_OP(T, N, get_nbi, rma_get_nbi)                                                                      \
   void shmem_##N##_p(T *dest, T value, int pe) { rma_put("shmem_" #N "_p", dest, &value, sizeof(T), pe); }            \
   void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe) {                                                 \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_p", ctx);                                                                       \

@@ -78,6 +78,8 @@ typedef struct shoal_env {
   char coll_gpu_scope[8];  /* SHOAL_COLL_GPU_SCOPE: auto | sys */
   char aliases[256];       /* not a variable: the deprecated SMA_ spellings found, and what was done with each */
   char ofi_provider[64];   /* SHOAL_OFI_PROVIDER: libfabric provider of the ofi transport, "" = libfabric's choice */
+  char transport[8];       /* SHOAL_TRANSPORT: auto | shm | ofi */
+  long node_pes;           /* SHOAL_NODE_PES: testing, PEs per simulated node; -1 = off */
 } shoal_env_t;
 extern shoal_env_t shoal_env;
 /* Largest value of a size variable: every sum and page round-up done with one stays far from overflow. */
@@ -177,6 +179,7 @@ typedef struct shoal_space {
   uintptr_t base;     /* this PE's base */
   size_t size;        /* bytes, identical on every PE */
   ptrdiff_t *delta;   /* [npes]: peer's mapping in this address space minus base; NULL if not load/store mapped */
+  size_t *lim;        /* [npes]: size for a peer mapped here, 0 for one reached through the transport (or NULL) */
   bool device;        /* GPU memory: copies go through the device ops, not memcpy */
   /* Slow path for spaces without a CPU mapping of peers (e.g. process_vm_*): may be NULL. */
   shoal_status_t (*put)(struct shoal_space *s, int pe, size_t off, const void *src, size_t n);
@@ -218,6 +221,12 @@ typedef struct shoal_state {
   char *user_base;
   size_t internal_used;         /* bump pointer in the internal area */
   shoal_sync_area_t *sync;      /* in the internal area */
+  /* Transports (transport.h): chosen once per peer at init. A peer whose heap this PE maps has heap_lim[pe] ==
+   * heap_size and is reached by load/store inline; any other has heap_lim[pe] == 0, fails the inline range check
+   * and is reached through tl_of[pe] on the slow path, so the shm fast path gains no branch. */
+  size_t *heap_lim;             /* [npes] == space[HEAP].lim */
+  const struct shoal_tl_ops **tl_of; /* [npes] the transport that reaches each PE (shm for this PE itself) */
+  const struct shoal_tl_ops *tl;     /* the transport between nodes when some peer needs it, else NULL */
   uint64_t barrier_epoch;
   long spin;                    /* polls before sched_yield */
 } shoal_state_t;
@@ -248,11 +257,12 @@ shoal_space_t *shoal_space_find(const void *addr, size_t n, size_t *off);
 void *shoal_xlate_slow(const void *addr, size_t n, int pe, const char *routine, const char *arg);
 
 /* Translate a symmetric address of this PE to the address of pe's instance in this address space. One compare and
- * one add on the host heap; anything else goes to the slow path, which is fatal for non-symmetric addresses. */
+ * one add on the host heap; anything else goes to the slow path, which is fatal for non-symmetric addresses and
+ * returns NULL where pe's instance has no load/store mapping here (the device heap, a PE of another node). */
 static inline void *shoal_xlate(const void *addr, size_t n, int pe, const char *routine, const char *arg) {
   uintptr_t off = (uintptr_t)addr - (uintptr_t)shoal_g.heap_base;
-  if (SHOAL_LIKELY(off < shoal_g.heap_size && n <= shoal_g.heap_size - off))
-    return (char *)addr + shoal_g.heap_delta[pe];
+  size_t lim = shoal_g.heap_lim[pe];
+  if (SHOAL_LIKELY(off < lim && n <= lim - off)) return (char *)addr + shoal_g.heap_delta[pe];
   return shoal_xlate_slow(addr, n, pe, routine, arg);
 }
 
@@ -299,6 +309,7 @@ void shoal_yield(void);
 /* ---- RMA core (rma.c) ---- */
 void shoal_rma_put(const char *routine, void *dest, const void *src, size_t nbytes, int pe);
 void shoal_rma_get(const char *routine, void *dest, const void *src, size_t nbytes, int pe);
+void shoal_rma_put_nbi(const char *routine, void *dest, const void *src, size_t nbytes, int pe);
 
 /* ---- barrier, fence, quiet (sync.c) ---- */
 extern void (*shoal_quiet_hook)(void);

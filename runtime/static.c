@@ -36,6 +36,7 @@ static int find_main(struct dl_phdr_info *info, size_t size, void *arg) {
 
 static ptrdiff_t *static_delta;
 static char **static_peer;
+static size_t *static_lim; /* [npes] the space's lim: len for PEs mapped here, else 0; always allocated */
 static size_t static_len;
 
 /* Returns SHOAL_OK also when the OS refuses: then static data is simply not symmetric (said once). */
@@ -67,15 +68,20 @@ shoal_status_t shoal_static_init(void) {
   uint64_t *all = calloc((size_t)n, sizeof mine);
   static_delta = calloc((size_t)n, sizeof *static_delta);
   static_peer = calloc((size_t)n, sizeof *static_peer);
-  if (!all || !static_delta || !static_peer || shoal_boot_allgather(&shoal_g.boot, &mine, all, sizeof mine))
+  static_lim = calloc((size_t)n, sizeof *static_lim);
+  if (!all || !static_delta || !static_peer || !static_lim ||
+      shoal_boot_allgather(&shoal_g.boot, &mine, all, sizeof mine))
     return SHOAL_ERR_NOMEM;
+  shoal_g.space[SHOAL_SPACE_STATIC].lim = static_lim; /* read inline by rma.c and amo.h even when size is 0 */
   for (int p = 0; p < n && !why; p++)
     if (all[p] != len) why = all[p] ? "PEs run different executables (data segments differ in size)"
                                     : "another PE could not share them";
   char whybuf[200];
-  if (shoal_memfd_share(why ? -1 : fd, len, static_peer, whybuf, sizeof whybuf) && !why) why = whybuf;
+  bool share = shoal_env_choice("SHOAL_TRANSPORT") != 2; /* SHOAL_TRANSPORT=ofi: peers are not mapped */
+  if (share && shoal_memfd_share(why ? -1 : fd, len, static_peer, whybuf, sizeof whybuf) && !why) why = whybuf;
   static_peer[shoal_g.me] = (char *)lo;
-  for (int p = 0; p < n && !why; p++) static_delta[p] = static_peer[p] - (char *)lo;
+  for (int p = 0; p < n && !why; p++)
+    if (static_peer[p]) static_delta[p] = static_peer[p] - (char *)lo, static_lim[p] = len;
   /* Agree: if any PE failed, nobody uses static data as symmetric. */
   int ok = !why, *oks = calloc((size_t)n, sizeof(int));
   if (!oks || shoal_boot_allgather(&shoal_g.boot, &ok, oks, sizeof ok)) return SHOAL_ERR_NOMEM;
@@ -86,6 +92,7 @@ shoal_status_t shoal_static_init(void) {
   if (!ok) {
     for (int p = 0; p < n; p++)
       if (p != shoal_g.me && static_peer[p]) munmap(static_peer[p], len), static_peer[p] = NULL;
+    memset(static_lim, 0, (size_t)n * sizeof *static_lim);
     if (shoal_g.me == 0 || why)
       shoal_warn("shmem_init: global and static variables are not symmetric here (%s); use the symmetric heap",
                  why ? why : "another PE could not share them");
@@ -93,7 +100,7 @@ shoal_status_t shoal_static_init(void) {
   }
   static_len = len;
   shoal_g.space[SHOAL_SPACE_STATIC] = (shoal_space_t){
-      .name = "static data", .base = lo, .size = len, .delta = static_delta};
+      .name = "static data", .base = lo, .size = len, .delta = static_delta, .lim = static_lim};
   SHOAL_DEBUG(SHOAL_SUB_HEAP, "static data %p, %zu bytes, shared with %d PEs", (void *)lo, len, n);
   return SHOAL_OK;
 }
@@ -104,8 +111,10 @@ void shoal_static_fini(void) {
   /* The own segment stays mapped (it is the program's data); it becomes private to this process again in effect. */
   free(static_delta);
   free(static_peer);
+  free(static_lim);
   static_delta = NULL;
   static_peer = NULL;
+  static_lim = NULL;
   static_len = 0;
   memset(&shoal_g.space[SHOAL_SPACE_STATIC], 0, sizeof(shoal_space_t));
 }

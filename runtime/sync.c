@@ -1,6 +1,7 @@
 /* sync.c - fence, quiet, and the all-PE barrier: a dissemination barrier over flags in the internal symmetric area
  * (one cache line per round), so two PEs meet in one cache-line exchange each way. */
 #include "coll.h"
+#include "transport.h"
 
 #include <sched.h>
 
@@ -12,6 +13,7 @@ void (*shoal_quiet_hook)(void);
 void shmem_fence(void) {
   SHOAL_CHECK_INIT("shmem_fence");
   atomic_thread_fence(memory_order_release); /* stores to each peer's mapping become visible in order */
+  if (SHOAL_UNLIKELY(shoal_g.tl != NULL)) shoal_tl_fence("shmem_fence");
 }
 
 /* On SHMEM_CTX_INVALID, quiet and fence perform no operation (spec 1.5 9.11), as shmem_ctx_destroy does. */
@@ -25,6 +27,7 @@ void shmem_ctx_fence(shmem_ctx_t ctx) {
 void shmem_quiet(void) {
   SHOAL_CHECK_INIT("shmem_quiet");
   if (shoal_quiet_hook) shoal_quiet_hook();
+  if (SHOAL_UNLIKELY(shoal_g.tl != NULL)) shoal_tl_quiet("shmem_quiet");
   atomic_thread_fence(memory_order_seq_cst);
 }
 
@@ -47,8 +50,10 @@ void shoal_barrier_world(void) {
   for (int k = 0, d = 1; d < n; k++, d <<= 1) {
     int to = me + d >= n ? me + d - n : me + d;
     _Atomic uint64_t *mine = &shoal_g.sync->bar_flag[k][0];
-    _Atomic uint64_t *theirs = (_Atomic uint64_t *)((char *)mine + shoal_g.heap_delta[to]);
-    atomic_store_explicit(theirs, e, memory_order_release);
+    if (SHOAL_LIKELY(shoal_g.heap_lim[to]))
+      atomic_store_explicit((_Atomic uint64_t *)((char *)mine + shoal_g.heap_delta[to]), e, memory_order_release);
+    else /* a PE of another node */
+      shoal_tl_amo("shmem_barrier_all", to, (void *)mine, sizeof(uint64_t), SHOAL_TL_AMO_SET, e, 0);
     SHOAL_WAIT_WHILE(atomic_load_explicit(mine, memory_order_acquire) < e);
   }
 }

@@ -78,10 +78,12 @@ static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstr
   t->stage_done[0] = t->stage_done[1] = 0;
   t->psync = NULL;
   t->cdelta = t->delta;
+  t->remote = false;
   for (int r = 0; r < size; r++) {
     t->world[r] = wstart + r * wstride;
-    t->delta[r] = shoal_g.heap_delta[t->world[r]];
+    t->delta[r] = shoal_g.heap_delta[t->world[r]]; /* 0 for a member of another node (coll.h) */
     t->rflag[r] = (_Atomic uint64_t *)((char *)(t->flag + (size_t)rank * (size_t)flag_stride) + t->delta[r]);
+    t->remote |= !shoal_g.heap_lim[t->world[r]];
   }
   t->config = (shmem_team_config_t){0};
   t->config_mask = 0;
@@ -108,8 +110,23 @@ shoal_status_t shoal_team_init(void) {
   }
   split_buf = shoal_internal_alloc(SHOAL_TEAM_SLOTS * sizeof(uint64_t), SHOAL_CACHELINE);
   shoal_coll_dbg = shoal_internal_alloc(SHOAL_CACHELINE, SHOAL_CACHELINE);
-  /* Every PE of this node shares memory with every other (one node): SHARED has the same members as WORLD. */
-  if (team_setup(&world_obj, 0, 0, 1, n, shoal_g.me, 0) || team_setup(&shared_obj, 1, 0, 1, n, shoal_g.me, 0))
+  /* SHARED: the PEs whose memory this PE maps (spec 9.4.2: shmem_ptr works between them), this node's unless
+   * SHOAL_TRANSPORT=ofi. Teams here are arithmetic sequences of world PEs: where the node's PEs are not one (an
+   * unusual mapping of ranks to nodes), SHARED is this PE alone, which the specification allows. */
+  int sh[3] = {shoal_g.me, 1, 1}, srank = 0, prev = -1, cnt = 0, stride = 0; /* start, stride, size */
+  bool seq = true;
+  for (int i = 0; i < shoal_g.boot.local_size; i++) {
+    int p = shoal_g.boot.local[i];
+    if (!shoal_g.heap_lim[p]) continue;
+    if (cnt == 1) stride = p - prev;
+    else if (cnt > 1 && p - prev != stride) seq = false;
+    if (p == shoal_g.me) srank = cnt;
+    if (!cnt) sh[0] = p;
+    prev = p, cnt++;
+  }
+  if (seq && cnt > 1) sh[1] = stride, sh[2] = cnt;
+  else srank = 0, sh[0] = shoal_g.me;
+  if (team_setup(&world_obj, 0, 0, 1, n, shoal_g.me, 0) || team_setup(&shared_obj, 1, sh[0], sh[1], sh[2], srank, 0))
     return SHOAL_ERR_NOMEM;
   world_obj.predefined = shared_obj.predefined = true;
   SHMEM_TEAM_WORLD = &world_obj;
@@ -194,11 +211,13 @@ shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *
   t->scratch = t->stage = NULL;
   t->scratch_size = t->stage_half = 0;
   t->cdelta = t->adelta;
+  t->remote = false;
   for (int r = 0; r < PE_size; r++) {
     t->world[r] = PE_start + r * (int)stride;
-    t->delta[r] = shoal_g.heap_delta[t->world[r]];
-    t->cdelta[r] = s->delta[t->world[r]];
+    t->delta[r] = shoal_g.heap_delta[t->world[r]]; /* 0 for a member of another node (coll.h) */
+    t->cdelta[r] = s->lim && !s->lim[t->world[r]] ? 0 : s->delta[t->world[r]];
     t->rflag[r] = (_Atomic uint64_t *)((char *)(pSync + t->rank) + t->cdelta[r]);
+    t->remote |= !shoal_g.heap_lim[t->world[r]];
   }
   t->magic = SHOAL_TEAM_MAGIC;
   return t;

@@ -1,6 +1,7 @@
 /* transport.h - the transport seam (design 2 and 8): one small ops table per transport, filled with designated
  * initializers, size field first; a slot a transport does not implement points at a stub returning SHOAL_ERR_NOSYS.
- * Transports: transport_ofi.c (libfabric, docs/design/transport.md); transport_shm.c (load/store, issue 12's seam).
+ * Transports: transport_shm.c (load/store through this node's mappings) and transport_ofi.c (libfabric); which one
+ * reaches each PE is decided once at init (transport.c, docs/design/transport.md).
  *
  * Addresses are (space, pe, off): space is a SHOAL_SPACE_* index, off the byte offset from the start of that space's
  * region as registered on every PE (regions are symmetric: the same len on every PE). Every slot returns SHOAL_OK or
@@ -57,6 +58,35 @@ typedef struct shoal_tl_ops {
    * peer may still be reading this PE's memory otherwise. The regions are forgotten too. */
   void (*fini)(void);
 } shoal_tl_ops_t;
+
+extern const shoal_tl_ops_t shoal_tl_shm_ops;
+
+/* Bytes of an AMO type (0 for a value out of range). */
+static inline size_t shoal_tl_type_size(int type) {
+  static const unsigned char sz[SHOAL_TL_NTYPES] = {4, sizeof(long), 8, 4, sizeof(long), 8, 4, 8, 4, 8,
+                                                    sizeof(size_t), sizeof(ptrdiff_t), 4, 8};
+  return (unsigned)type < SHOAL_TL_NTYPES ? sz[type] : 0;
+}
+
+/* ---- the seam (transport.c) ---- */
+/* At init, after the host heap and static data are mapped (heap_lim and the spaces' lim say which peers are):
+ * shoal_g.tl_of[pe] for every PE, and, when some PE is not mapped, the transport between nodes registered and
+ * started (collective over every PE). One line and a negative status when a PE cannot be reached. */
+shoal_status_t shoal_tl_setup(const char *routine);
+/* At finalize, after the last barrier: this PE's operations complete, every PE meets out of band (nobody still
+ * reads or writes this PE), then the transport between nodes closes. */
+void shoal_tl_teardown(void);
+/* The slow paths of rma.c, amo.c, p2p.c and the collectives for a PE reached through shoal_g.tl_of[pe]: sym is a
+ * symmetric address of this PE (n bytes, inside one space), the data goes to or comes from pe's instance. Blocking
+ * forms are locally complete on return (a get's dst is filled); nbi ones at quiet. op: enum shoal_tl_amo_op on an
+ * unsigned object of size 4 or 8 bytes (values as bits); returns the old value for fetching ops. Fatal with one line
+ * naming routine on failure. */
+void shoal_tl_put(const char *routine, int pe, void *sym, const void *src, size_t n, bool nbi);
+void shoal_tl_get(const char *routine, int pe, const void *sym, void *dst, size_t n, bool nbi);
+uint64_t shoal_tl_amo(const char *routine, int pe, const void *sym, size_t size, int op, uint64_t v, uint64_t c);
+/* The transport's fence and quiet, if one runs between nodes (no-ops otherwise). */
+void shoal_tl_fence(const char *routine);
+void shoal_tl_quiet(const char *routine);
 
 #if SHOAL_HAVE_OFI
 extern const shoal_tl_ops_t shoal_tl_ofi_ops;

@@ -111,7 +111,7 @@ typedef struct region {
 } region_t;
 
 static struct {
-  bool up, flush, thread_on, fallback_ok, hmem;
+  bool up, flush, thread_on, fallback_ok, hmem, mt;
   int me, npes;
   region_t reg[SHOAL_SPACE_MAX];
   struct fi_info *info;
@@ -360,17 +360,29 @@ static shoal_status_t get_common(int space, int pe, size_t off, void *dst, size_
   return nbi ? SHOAL_OK : WAIT_R();
 }
 
+/* SHMEM_THREAD_MULTIPLE: one thread at a time issues and waits. The counters count every thread's operations, so
+ * "every operation issued so far is complete" is a wait for this thread's own only while no other thread issues. */
+static pthread_mutex_t mt_lock = PTHREAD_MUTEX_INITIALIZER;
+#define MT(call)                                                                                                       \
+  do {                                                                                                                 \
+    if (SHOAL_LIKELY(!ofi.mt)) return call;                                                                            \
+    pthread_mutex_lock(&mt_lock);                                                                                      \
+    shoal_status_t rc_ = call;                                                                                         \
+    pthread_mutex_unlock(&mt_lock);                                                                                    \
+    return rc_;                                                                                                        \
+  } while (0)
+
 static shoal_status_t tl_put(int space, int pe, size_t off, const void *src, size_t n) {
-  return put_common(space, pe, off, src, n, false);
+  MT(put_common(space, pe, off, src, n, false));
 }
 static shoal_status_t tl_put_nbi(int space, int pe, size_t off, const void *src, size_t n) {
-  return put_common(space, pe, off, src, n, true);
+  MT(put_common(space, pe, off, src, n, true));
 }
 static shoal_status_t tl_get(int space, int pe, size_t off, void *dst, size_t n) {
-  return get_common(space, pe, off, dst, n, false);
+  MT(get_common(space, pe, off, dst, n, false));
 }
 static shoal_status_t tl_get_nbi(int space, int pe, size_t off, void *dst, size_t n) {
-  return get_common(space, pe, off, dst, n, true);
+  MT(get_common(space, pe, off, dst, n, true));
 }
 
 /* ---- AMOs ---- */
@@ -415,8 +427,8 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
   return SHOAL_OK;
 }
 
-static shoal_status_t tl_amo(int space, int pe, size_t off, int op, int type, const void *operand,
-                             const void *compare, void *fetch) {
+static shoal_status_t amo_common(int space, int pe, size_t off, int op, int type, const void *operand,
+                                 const void *compare, void *fetch) {
   if (SHOAL_UNLIKELY((unsigned)op >= SHOAL_TL_AMO_NOPS || (unsigned)type >= SHOAL_TL_NTYPES ||
                      !(amo_ops[op].cls & amo_types[type].cls))) {
     shoal_warn("shoal_tl_ofi_amo: op %d on type %d is no AMO of spec 9.8", op, type);
@@ -462,8 +474,13 @@ static shoal_status_t tl_amo(int space, int pe, size_t off, int op, int type, co
   return rc;
 }
 
+static shoal_status_t tl_amo(int space, int pe, size_t off, int op, int type, const void *operand,
+                             const void *compare, void *fetch) {
+  MT(amo_common(space, pe, off, op, type, operand, compare, fetch));
+}
+
 /* ---- completion ---- */
-static shoal_status_t tl_quiet(void) {
+static shoal_status_t quiet_common(void) {
   if (SHOAL_UNLIKELY(!ofi.up)) return bad_call("shoal_tl_ofi_quiet", 0, 0, 0, 0);
   if (ofi.flush && atomic_exchange(&ofi.dirty_any, false)) {
     for (int p = 0; p < ofi.npes; p++) {
@@ -481,6 +498,7 @@ static shoal_status_t tl_quiet(void) {
 
 /* The provider orders neither RMA against AMOs nor AMOs against the reads of a flush (rxm performs an AMO after the
  * RMA behind it on the wire), so fence is a quiet; it costs nothing when nothing is outstanding. */
+static shoal_status_t tl_quiet(void) { MT(quiet_common()); }
 static shoal_status_t tl_fence(void) { return tl_quiet(); }
 
 /* ---- registration, init, fini ---- */
@@ -600,6 +618,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   bool want_hmem = false;
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) want_hmem |= ofi.reg[s].base && ofi.reg[s].gpu_kind;
   ofi.me = b->rank, ofi.npes = b->size;
+  ofi.mt = shoal_g.thread_level == SHMEM_THREAD_MULTIPLE;
   struct fi_info *info = NULL;
   /* Best first: HMEM (if a device region waits) and RMA read-after-write ordering, then without each. */
   bool hmem_opts[2] = {want_hmem, false}, raw_opts[2] = {!(force_flags & SHOAL_TL_OFI_FORCE_DC), false};

@@ -165,6 +165,9 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
                 SHMEMX_DEVICE_MAX_PES);
   if (t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS)
     shoal_fatal(routine, "device-heap buffers need a team (the active-set forms run on the host)");
+  if (t->remote)
+    shoal_fatal(routine, "team: its PEs span several nodes (or SHOAL_TRANSPORT=ofi), and the GPU kernels reach the "
+                "device heaps of one node only");
   void *s = stream ? stream : C.stream;
   /* The slot's previous kernel may still run on another stream (an on-stream call, then a blocking one): it must end
    * before this one reuses the slot's flags and epoch, or before arm() resets them. */

@@ -182,8 +182,12 @@ static void test_access(void) {
     CHECK(shmem_addr_accessible(static_var, pe) == 1, "addr_accessible(static, %d) != 1", pe);
     CHECK(shmem_addr_accessible(&stack_var, pe) == 0, "addr_accessible(stack, %d) != 0", pe);
     CHECK(shmem_addr_accessible(priv, pe) == 0, "addr_accessible(malloc, %d) != 0", pe);
-    CHECK(shmem_ptr(p, pe) != NULL, "shmem_ptr(heap, %d) is NULL", pe);
-    CHECK(shmem_ptr(static_var, pe) != NULL, "shmem_ptr(static, %d) is NULL", pe);
+    /* Load/store reaches exactly the PEs of SHMEM_TEAM_SHARED (this node's, unless SHOAL_TRANSPORT=ofi). */
+    int shared = shmem_team_translate_pe(SHMEM_TEAM_WORLD, pe, SHMEM_TEAM_SHARED) >= 0;
+    CHECK((shmem_ptr(p, pe) != NULL) == shared, "shmem_ptr(heap, %d) is %p, PE %s SHMEM_TEAM_SHARED", pe,
+          shmem_ptr(p, pe), shared ? "in" : "not in");
+    CHECK((shmem_ptr(static_var, pe) != NULL) == shared, "shmem_ptr(static, %d) is %p, PE %s SHMEM_TEAM_SHARED", pe,
+          shmem_ptr(static_var, pe), shared ? "in" : "not in");
     CHECK(shmem_ptr(&stack_var, pe) == NULL, "shmem_ptr(stack, %d) is not NULL", pe);
     CHECK(shmem_ptr(priv, pe) == NULL, "shmem_ptr(malloc, %d) is not NULL", pe);
   }
@@ -200,8 +204,12 @@ static void test_access(void) {
   p[0] = -1;
   static_var[1] = -1;
   shmem_barrier_all();
-  *(int *)shmem_ptr(&p[0], right) = me + 10;
-  *(int *)shmem_ptr(&static_var[1], right) = me + 20;
+  /* (Where the neighbours are not load/store reachable, SHOAL_TRANSPORT=ofi, a put does the same.) */
+  int *rp = shmem_ptr(&p[0], right), *rs = shmem_ptr(&static_var[1], right);
+  if (rp) *rp = me + 10;
+  else shmem_int_p(&p[0], me + 10, right);
+  if (rs) *rs = me + 20;
+  else shmem_int_p(&static_var[1], me + 20, right);
   shmem_barrier_all();
   CHECK(p[0] == left + 10, "store through shmem_ptr(heap): %d, want %d", p[0], left + 10);
   CHECK(static_var[1] == left + 20, "store through shmem_ptr(static): %d, want %d", static_var[1], left + 20);

@@ -1,0 +1,96 @@
+/* transport_shm.c - PEs whose memory this PE maps (one node): load/store through the delta tables of the spaces
+ * (init.c, static.c). rma.c and amo.h inline this same path for the host heap and static data, so a put to such a
+ * PE makes no call; the table serves the code that handles every peer alike (the seam's slow path, collectives over
+ * teams that mix transports). Device memory is not here: the GPU backend's copies reach it (rma.c). */
+#include "transport.h"
+
+static inline void *at(int space, int pe, size_t off, size_t n) {
+  const shoal_space_t *s = &shoal_g.space[space];
+  if ((unsigned)space >= SHOAL_SPACE_MAX || !s->delta || s->device || (s->lim && !s->lim[pe]) || off > s->size ||
+      n > s->size - off)
+    return NULL;
+  return (char *)s->base + off + s->delta[pe];
+}
+
+static shoal_status_t nosys(const char *routine, int space, int pe) {
+  shoal_warn("%s: space %d of PE %d is not mapped here", routine, space, pe);
+  return SHOAL_ERR_NOSYS;
+}
+
+static shoal_status_t shm_put(int space, int pe, size_t off, const void *src, size_t n) {
+  void *d = at(space, pe, off, n);
+  if (!d) return nosys("shoal_tl_shm_put", space, pe);
+  memcpy(d, src, n);
+  return SHOAL_OK;
+}
+
+static shoal_status_t shm_get(int space, int pe, size_t off, void *dst, size_t n) {
+  const void *s = at(space, pe, off, n);
+  if (!s) return nosys("shoal_tl_shm_get", space, pe);
+  memcpy(dst, s, n);
+  return SHOAL_OK;
+}
+
+/* The memory orders of amo.c's inline bodies: fetch acquire, set release, read-modify-writes sequentially
+ * consistent. Operands travel as bits: integer ops of one size are the same on signed and unsigned types. */
+#define SHM_AMO(U)                                                                                                     \
+  do {                                                                                                                 \
+    U *q = p, v = 0, c = 0, old = 0;                                                                                   \
+    if (operand) memcpy(&v, operand, sizeof(U));                                                                       \
+    if (compare) memcpy(&c, compare, sizeof(U));                                                                       \
+    switch (op) {                                                                                                      \
+    case SHOAL_TL_AMO_FETCH: old = __atomic_load_n(q, __ATOMIC_ACQUIRE); break;                                        \
+    case SHOAL_TL_AMO_SET: __atomic_store_n(q, v, __ATOMIC_RELEASE); break;                                            \
+    case SHOAL_TL_AMO_SWAP: old = __atomic_exchange_n(q, v, __ATOMIC_SEQ_CST); break;                                  \
+    case SHOAL_TL_AMO_CSWAP:                                                                                           \
+      old = c;                                                                                                         \
+      __atomic_compare_exchange_n(q, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                  \
+      break;                                                                                                           \
+    case SHOAL_TL_AMO_INC: case SHOAL_TL_AMO_FETCH_INC: old = __atomic_fetch_add(q, 1, __ATOMIC_SEQ_CST); break;      \
+    case SHOAL_TL_AMO_ADD: case SHOAL_TL_AMO_FETCH_ADD: old = __atomic_fetch_add(q, v, __ATOMIC_SEQ_CST); break;      \
+    case SHOAL_TL_AMO_AND: case SHOAL_TL_AMO_FETCH_AND: old = __atomic_fetch_and(q, v, __ATOMIC_SEQ_CST); break;      \
+    case SHOAL_TL_AMO_OR: case SHOAL_TL_AMO_FETCH_OR: old = __atomic_fetch_or(q, v, __ATOMIC_SEQ_CST); break;         \
+    default: old = __atomic_fetch_xor(q, v, __ATOMIC_SEQ_CST); break;                                                 \
+    }                                                                                                                  \
+    if (fetch) memcpy(fetch, &old, sizeof(U));                                                                         \
+  } while (0)
+
+static shoal_status_t shm_amo(int space, int pe, size_t off, int op, int type, const void *operand,
+                              const void *compare, void *fetch) {
+  size_t size = shoal_tl_type_size(type);
+  if ((unsigned)op >= SHOAL_TL_AMO_NOPS || !size || off % size) {
+    shoal_warn("shoal_tl_shm_amo: op %d, type %d at offset %zu: no AMO of spec 9.8", op, type, off);
+    return SHOAL_ERR_INVAL;
+  }
+  void *p = at(space, pe, off, size);
+  if (!p) return nosys("shoal_tl_shm_amo", space, pe);
+  if (size == 4)
+    SHM_AMO(uint32_t);
+  else
+    SHM_AMO(uint64_t);
+  return SHOAL_OK;
+}
+
+static shoal_status_t shm_quiet(void) {
+  atomic_thread_fence(memory_order_seq_cst);
+  return SHOAL_OK;
+}
+static shoal_status_t shm_fence(void) {
+  atomic_thread_fence(memory_order_release);
+  return SHOAL_OK;
+}
+/* The mappings are made and undone by init.c and static.c, with the bootstrap's descriptor exchange. */
+static shoal_status_t shm_init(shoal_boot_t *b) {
+  (void)b;
+  return SHOAL_OK;
+}
+static shoal_status_t shm_reg(int space, void *base, size_t len, int gpu_kind, int gpu_dev) {
+  (void)space, (void)base, (void)len, (void)gpu_kind, (void)gpu_dev;
+  return SHOAL_OK;
+}
+static void shm_fini(void) {}
+
+const shoal_tl_ops_t shoal_tl_shm_ops = {
+  .size = sizeof(shoal_tl_ops_t), .name = "shm", .init = shm_init, .reg = shm_reg, .put = shm_put, .get = shm_get,
+  .put_nbi = shm_put, .get_nbi = shm_get, .amo = shm_amo, .quiet = shm_quiet, .fence = shm_fence, .fini = shm_fini,
+};
