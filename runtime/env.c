@@ -170,6 +170,11 @@ static shoal_status_t bad_value(char *err, size_t errlen, const char *name, cons
 
 #define NVARS (sizeof env_table / sizeof env_table[0])
 
+void shoal_env_defaults(shoal_env_t *env) {
+  memset(env, 0, sizeof *env);
+  for (size_t i = 0; i < NVARS; i++) parse_one(&env_table[i], env_table[i].def, env);
+}
+
 shoal_status_t shoal_env_load(shoal_env_t *env, char *err, size_t errlen) {
   shoal_env_t e;
   memset(&e, 0, sizeof e);
@@ -282,19 +287,28 @@ int shoal_env_choice(const char *name) {
   return -1;
 }
 
+static const char *const type_names[] = {[ENV_SIZE] = "size", [ENV_BOOL] = "bool", [ENV_LONG] = "integer",
+                                         [ENV_STR] = "string", [ENV_ENUM] = "choice"};
+
+int shoal_env_row(const shoal_env_t *env, size_t i, shoal_env_row_t *out) {
+  if (i >= NVARS) return SHOAL_ERR_INVAL;
+  const env_var_t *v = &env_table[i];
+  const char *field = (const char *)env + v->off;
+  *out = (shoal_env_row_t){.name = v->name, .type = type_names[v->type], .def = v->def, .accepts = v->accepts,
+                           .help = v->help, .set = getenv(v->name)};
+  switch (v->type) {
+  case ENV_SIZE: snprintf(out->value, sizeof out->value, "%zu", *(const size_t *)field); break;
+  case ENV_BOOL: snprintf(out->value, sizeof out->value, "%d", *(const bool *)field); break;
+  case ENV_LONG: snprintf(out->value, sizeof out->value, "%ld", *(const long *)field); break;
+  default: snprintf(out->value, sizeof out->value, "%s", field); break;
+  }
+  return SHOAL_OK;
+}
+
 void shoal_env_print(const shoal_env_t *env, FILE *out) {
   fprintf(out, "Shoal %s, OpenSHMEM %d.%d\nEnvironment variables (name = value: help):\n", SHOAL_VERSION_STRING,
           SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
-  for (size_t i = 0; i < sizeof env_table / sizeof env_table[0]; i++) {
-    const env_var_t *v = &env_table[i];
-    const char *field = (const char *)env + v->off;
-    char val[300];
-    switch (v->type) {
-    case ENV_SIZE: snprintf(val, sizeof val, "%zu", *(const size_t *)field); break;
-    case ENV_BOOL: snprintf(val, sizeof val, "%d", *(const bool *)field); break;
-    case ENV_LONG: snprintf(val, sizeof val, "%ld", *(const long *)field); break;
-    default: snprintf(val, sizeof val, "%s", field); break;
-    }
-    fprintf(out, "  %-28s = %-12s : %s (%s; default %s)\n", v->name, val, v->help, v->accepts, v->def);
-  }
+  shoal_env_row_t r;
+  for (size_t i = 0; !shoal_env_row(env, i, &r); i++)
+    fprintf(out, "  %-28s = %-12s : %s (%s; default %s)\n", r.name, r.value, r.help, r.accepts, r.def);
 }

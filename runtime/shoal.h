@@ -94,6 +94,17 @@ int shoal_env_unknown(char *buf, size_t len);
 /* Position of the current value of ENV_ENUM variable name among its accepted names (0 = the first), -1 if name is
  * not such a variable. */
 int shoal_env_choice(const char *name);
+/* Every variable at its default (what shoal_env_load gives with an empty environment). */
+void shoal_env_defaults(shoal_env_t *env);
+/* Row i (in [0, count), the table's order) of the table, for shoal-info: name, type ("size", "bool", "integer",
+ * "string", "choice"), default and accepted values as text, help, the value env holds for it (formatted as SHMEM_INFO
+ * prints it) and the raw environment value (NULL: not set). The strings are the table's (static). Errors:
+ * SHOAL_ERR_INVAL past the end, which ends an iteration. */
+typedef struct shoal_env_row {
+  const char *name, *type, *def, *accepts, *help, *set;
+  char value[300];
+} shoal_env_row_t;
+int shoal_env_row(const shoal_env_t *env, size_t i, shoal_env_row_t *out);
 /* Print every variable with value and help (SHMEM_INFO). */
 void shoal_env_print(const shoal_env_t *env, FILE *out);
 /* Size with optional k/K/m/M/g/G/t/T suffix (powers of 1024); rejects negatives, junk and overflow. */

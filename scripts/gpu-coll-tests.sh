@@ -10,9 +10,9 @@
 #                                                the benchmark's side-by-side comparisons (pipelining, completion
 #                                                scope, naive / hoisted, interleaved and repeated) and G x COMM_SMS x
 #                                                tile sweeps
-#   scripts/gpu-coll-tests.sh --plot CSV SVG [W [LABEL [moved|busbw]]]
-#                                                here: bandwidth plot (GB/s against size) from the benchmark's CSV
-#                                                (default: W 4, label default, bytes read + written)
+#   scripts/gpu-coll-tests.sh --plot CSV PNG [W [LABEL]]
+#                                                here: latency and bus bandwidth against size from the benchmark's
+#                                                CSV (scripts/plot.py, matplotlib; default W 4, every label)
 #
 # $OUT receives two files only: summary.txt (a line per step; in --quick mode also the first failure lines and the
 # benchmark's figures) and logs.tar.gz (every log, CSV and the environment). Steps, each with its own time limit inside
@@ -57,54 +57,9 @@ if [ "${1:-}" = "--bundle" ]; then
   exit 0
 fi
 
-if [ "${1:-}" = "--plot" ]; then
-  python3 - "${2:?usage: $0 --plot CSV SVG [W [LABEL [moved|busbw]]]}" "${3:?usage: $0 --plot CSV SVG}" "${4:-4}" \
-    "${5:-default}" "${6:-moved}" <<'PY'
-import csv, math, sys
-from collections import defaultdict
-Wsel, label, metric = sys.argv[3], sys.argv[4], sys.argv[5]
-col = 'moved_GBs' if metric == 'moved' else 'busbw_GBs'
-rows = list(csv.DictReader(open(sys.argv[1])))
-lines = defaultdict(list)
-for r in rows:
-    if r['impl'] == 'memcpy' and metric == 'moved' and r.get('label', '') in ('', label):
-        lines['cudaMemcpy D2D (ceiling)'].append((int(r['bytes_per_pe']), float(r['moved_GBs'])))
-    elif r['impl'] in ('shoal', 'nvshmem', 'nccl') and r['W'] == Wsel and r.get('label', '') in ('', label):
-        name = f"{r['impl']} {r['op']} {r['variant']}".replace(' -', '')
-        lines[name].append((int(r['bytes_per_pe']), float(r[col])))
-W, H, L, B, T, R = 900, 520, 70, 50, 30, 260
-xs = [x for pts in lines.values() for x, _ in pts]
-ys = [y for pts in lines.values() for _, y in pts]
-if not xs: sys.exit('no data')
-x0, x1 = math.log2(min(xs)), math.log2(max(xs))
-y1 = max(ys) * 1.05
-X = lambda x: L + (math.log2(x) - x0) / max(x1 - x0, 1) * (W - L - R)
-Y = lambda y: H - B - y / y1 * (H - B - T)
-colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf',
-          '#000000', '#aec7e8']
-o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
-     f'<rect width="{W}" height="{H}" fill="white"/>',
-     f'<text x="{L}" y="18" font-size="14">' +
-     (f'Bytes read + written per second (GB/s), {Wsel} PEs ({label}), against bytes per PE' if metric == 'moved'
-      else f'Bus bandwidth as nccl-tests defines it (GB/s), {Wsel} PEs ({label}), against bytes per PE') + '</text>']
-for i in range(6):
-    y = y1 * i / 5
-    o.append(f'<line x1="{L}" y1="{Y(y):.1f}" x2="{W - R}" y2="{Y(y):.1f}" stroke="#ddd"/>')
-    o.append(f'<text x="{L - 6}" y="{Y(y) + 4:.1f}" text-anchor="end">{y:.0f}</text>')
-for e in range(int(x0), int(x1) + 1, 2):
-    lab = f'{2**e // 2**30} GiB' if e >= 30 else f'{2**e // 2**20} MiB' if e >= 20 else f'{2**e // 2**10} KiB'
-    o.append(f'<line x1="{X(2**e):.1f}" y1="{H - B}" x2="{X(2**e):.1f}" y2="{T}" stroke="#eee"/>')
-    o.append(f'<text x="{X(2**e):.1f}" y="{H - B + 16}" text-anchor="middle">{lab}</text>')
-for i, (name, pts) in enumerate(sorted(lines.items())):
-    pts.sort()
-    c = colors[i % len(colors)]
-    d = ' '.join(f'{X(x):.1f},{Y(y):.1f}' for x, y in pts)
-    dash = ' stroke-dasharray="6,4"' if '-before' in name else ''  # the earlier automatic choices: dashed
-    o.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="2"{dash}/>')
-    o.append(f'<text x="{W - R + 10}" y="{T + 16 * i + 10}" fill="{c}">{name}{" (dashed)" if dash else ""}</text>')
-o.append('</svg>')
-open(sys.argv[2], 'w').write('\n'.join(o) + '\n')
-PY
+if [ "${1:-}" = "--plot" ]; then # matplotlib (scripts/plot.py): latency and bus bandwidth, log-log
+  /usr/bin/python3 "$here/scripts/plot.py" "${2:?usage: $0 --plot CSV PNG [W [LABEL]]}" "${3:?usage: $0 --plot CSV PNG}" \
+    "${4:-4}" ${5:+"$5"}
   exit $?
 fi
 
@@ -119,7 +74,7 @@ elif [ "${1:-}" = "--multi" ]; then # every visible GPU (issue 7): one PE per GP
   multi=1
   shift
 fi
-B=$(cd "${1:?usage: $0 [--quick|--multi|--tune] BUNDLE | --bundle BUILD | --plot CSV SVG}" && pwd)
+B=$(cd "${1:?usage: $0 [--quick|--multi|--tune] BUNDLE | --bundle BUILD | --plot CSV PNG}" && pwd)
 # libraries this machine may lack (the runtime's PMIx, libevent, munge, hwloc): the bundle's copies, as a last resort
 if [ -e "$B/lib/libshoal.so" ] && ldd "$B/lib/libshoal.so" | grep -q 'not found'; then
   export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$B/lib/fallback

@@ -5,7 +5,8 @@ Installs BUILDDIR into OUTDIR/dest (DESTDIR) and checks: bin/oshcc and bin/oshc+
 bin/oshcxx are links to oshc++; the installed wrappers' --showme:compile names PREFIX's include directory; lib/ holds
 libshoal.so and libshoal.a; include/ holds pshmem.h, mpp/shmem.h, mpp/shmemx.h and shoal/shmem_cxx.h, and a source
 including <pshmem.h>, <mpp/shmem.h> and <mpp/shmemx.h> compiles against the installed headers alone (with CC, and
-with CXX when given: the C++ overloads too).
+with CXX when given: the C++ overloads too); bin/shoal-info is installed; with CHECK_INSTALL_MAN=1, `man -M
+PREFIX/share/man` shows Shoal's pages for shmem_int_put, shmem_put, oshrun, shoal-info, shoal-env.
 """
 import glob
 import os
@@ -71,6 +72,18 @@ def main():
         flags = ['-std=c++11', '-Wall', '-Werror', '-fsyntax-only', '-I' + inc]
         if run(compilers[1].split() + flags + [cxx]).returncode:
             problems.append('the installed <shmem.h> does not give the C++ overloads shmem_p, shmem_atomic_fetch_add')
+    if not os.access(os.path.join(b, 'shoal-info'), os.X_OK):
+        problems.append('bin/shoal-info is not installed or not executable')
+    # The manual (when the build had pandoc: CHECK_INSTALL_MAN=1): man finds Shoal's pages under the prefix.
+    if os.environ.get('CHECK_INSTALL_MAN') == '1':
+        mandir = os.path.join(root, 'share', 'man')
+        for name, want in (('shmem_int_put', 'shmem_put'), ('shmem_put', 'shmem_put'), ('oshrun', 'oshrun'),
+                           ('shoal-info', 'shoal-info'), ('shoal-env', 'shoal-env'), ('shmem_int_atomic_fetch_add',
+                                                                                       'shmem_atomic')):
+            r = run(['man', '-M', mandir, '-P', 'cat', name], env=dict(os.environ, MANWIDTH='100', MAN_KEEP_FORMATTING='0'))
+            head = r.stdout.lstrip().split('\n', 1)[0].replace('\u2010', '-')
+            if r.returncode or want.upper() not in head.upper() or 'Shoal' not in r.stdout:
+                problems.append(f'man -M {mandir} {name}: expected Shoal\'s {want} page, got {r.returncode} {head!r}')
     for p in problems:
         print('FAIL: ' + p)
     print('PASS' if not problems else '')
