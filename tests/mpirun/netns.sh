@@ -1,0 +1,67 @@
+#!/bin/sh
+# netns.sh - one Shoal job over two simulated hosts: network namespaces joined by a veth pair that this script makes
+# (each end named shoal0, 10.213.K.1 and 10.213.K.2/24; nothing else is reachable from them), each with its own host
+# name. mpirun starts in the first; its daemon for the second host starts through an "rsh agent" that enters the
+# second namespace (no ssh). The PEs of each host share memory, and reach the other host's PEs through libfabric
+# (tcp on shoal0): Shoal's transport between nodes, with PMIx (mpirun's) as the bootstrap.
+#
+#   netns.sh N PROG ARGS...   N PEs on each host (N,M: N on the first, M on the second)
+#   netns.sh --probe          exit 0 if namespaces can be made here, else 77
+# Exits 77 (a skip) with one line where namespaces cannot be made (not root, no ip command, a container that forbids
+# them), or without Open MPI's mpirun or PMIx (MPIRUN_SH_HAVE_PMIX, as for mpirun.sh). Everything is removed on exit.
+set -u
+skip() { echo "netns.sh: skipped: $*"; exit 77; }
+[ "${MPIRUN_SH_HAVE_PMIX-}" = 1 ] || skip "this Shoal was built without PMIx"
+command -v mpirun >/dev/null 2>&1 && mpirun --version 2>/dev/null | grep -q 'Open MPI' || skip "no Open MPI mpirun"
+[ "$(id -u)" = 0 ] || skip "network namespaces need root"
+command -v ip >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 || skip "no ip or unshare command"
+
+tag=$$
+a=shoalA$tag b=shoalB$tag
+k=$(( tag % 250 + 1 ))
+cleanup() {
+  ip netns del "$a" 2>/dev/null
+  ip netns del "$b" 2>/dev/null # the veth pair goes with its namespaces
+  rm -rf "/etc/netns/$a" "/etc/netns/$b" "${agent-}"
+}
+trap cleanup EXIT
+trap 'exit 143' INT TERM
+ip netns add "$a" 2>/dev/null && ip netns add "$b" 2>/dev/null || skip "cannot create network namespaces here"
+ip link add "sa$tag" type veth peer name "sb$tag" || skip "cannot create a veth pair here"
+ip link set "sa$tag" netns "$a" && ip link set "sb$tag" netns "$b" || exit 1
+for side in "$a:sa$tag:1" "$b:sb$tag:2"; do
+  ns=${side%%:*} rest=${side#*:}
+  dev=${rest%%:*} host=${rest#*:}
+  ip -n "$ns" link set "$dev" name shoal0 &&
+    ip -n "$ns" addr add "10.213.$k.$host/24" dev shoal0 &&
+    ip -n "$ns" link set shoal0 up && ip -n "$ns" link set lo up || exit 1
+  # ip netns exec bind-mounts /etc/netns/NS/* over /etc: each host resolves both names to their shoal0 addresses
+  mkdir -p "/etc/netns/$ns"
+  printf '127.0.0.1 localhost\n10.213.%s.1 shoal-a%s\n10.213.%s.2 shoal-b%s\n' "$k" "$tag" "$k" "$tag" \
+    >"/etc/netns/$ns/hosts"
+done
+[ "${1-}" = --probe ] && exit 0
+if [ $# -lt 2 ]; then
+  echo "usage: netns.sh N[,M] PROG ARGS... | netns.sh --probe" >&2
+  exit 2
+fi
+na=${1%,*} nb=${1#*,}
+shift
+# The rsh agent: "agent HOST COMMAND..." runs COMMAND as ssh would (through a shell) inside the second host.
+agent=$(mktemp /tmp/shoal-netns-agent.XXXXXX)
+cat >"$agent" <<EOF
+#!/bin/sh
+shift
+exec ip netns exec $b unshare --uts sh -c "hostname shoal-b$tag; exec \$*"
+EOF
+chmod 700 "$agent"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The daemon of the second host does not pass mpirun's environment on: forward Shoal's variables (and the paths).
+fwd="-x PATH"
+[ -n "${LD_LIBRARY_PATH-}" ] && fwd="$fwd -x LD_LIBRARY_PATH"
+for v in $(env | sed -n 's/^\(SHMEM_[A-Z_]*\|SHOAL_[A-Z_]*\|SMA_[A-Z_]*\)=.*/\1/p'); do fwd="$fwd -x $v"; done
+ip netns exec "$a" unshare --uts sh -c 'hostname "$0"; exec "$@"' "shoal-a$tag" \
+  mpirun --host "shoal-a$tag:$na,shoal-b$tag:$nb" -np $((na + nb)) --mca plm_rsh_agent "$agent" \
+  --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include shoal0 --mca btl self,vader,tcp \
+  --mca btl_tcp_if_include shoal0 --timeout "${MPIRUN_SH_TIMEOUT:-80}" \
+  -x FI_PROVIDER=tcp -x FI_TCP_IFACE=shoal0 -x SHOAL_OFI_PROVIDER=tcp $fwd "$@"
