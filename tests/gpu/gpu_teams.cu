@@ -50,7 +50,8 @@ static void check_teams(shmem_team_t split, int *dout, const char *what) {
   GPU_OK(gpuMemset(dout, 0x55, Q * sizeof(int)));
   LAUNCH_SYNC(k_teams<<<1, 1>>>(SHMEM_TEAM_WORLD, split, dout));
   GPU_OK(gpuMemcpy(got, dout, sizeof got, gpuMemcpyDefault));
-  for (int i = 0; i < Q; i++) CHECK(got[i] == exp[i], "%s: query %d in the kernel gave %d, the host %d", what, i, got[i], exp[i]);
+  for (int i = 0; i < Q; i++)
+    CHECK(got[i] == exp[i], "%s: query %d in the kernel gave %d, the host %d", what, i, got[i], exp[i]);
 }
 
 int main(int argc, char **argv) {

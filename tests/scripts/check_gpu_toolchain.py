@@ -152,7 +152,8 @@ def main():
     hdr = os.path.join(inc, 'shoal', 'shmem_coll_device.cuh')
     with open(hdr) as f:
         comment = f.read().split('*/', 1)[0]
-    usage = [ln.lstrip(' *').strip() for ln in comment.splitlines() if re.search(r'shmemx_\w+_block\(SHMEM_TEAM_WORLD', ln)]
+    usage = [ln.lstrip(' *').strip() for ln in comment.splitlines()
+             if re.search(r'shmemx_\w+_block\(SHMEM_TEAM_WORLD', ln)]
     if len(usage) < 2:
         problems.append(f'the usage comment of shoal/shmem_coll_device.cuh has no shmemx_*_block lines: {usage}')
     else:
