@@ -12,6 +12,7 @@
  * Offsets are the same on every PE; peers' heaps are mapped here through IPC, so that a device address of PE p's
  * instance is base + off + delta[p] in this process, on the host (copies) as in kernels (loads and stores). */
 #include "gpu.h"
+#include "coll.h"
 #include "gpu/coll_gpu.h"
 
 #include <errno.h>
@@ -70,7 +71,8 @@ shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out) {
   l.bar_epoch = l.bar_flags + SHMEMX_DEVICE_BAR_ROUNDS * LINE;
   l.grid_bar = l.bar_epoch + LINE;
   l.amo_scratch = l.grid_bar + LINE;
-  l.peer_delta = l.amo_scratch + LINE;
+  l.teams = l.amo_scratch + LINE;
+  l.peer_delta = l.teams + (SHOAL_TEAM_POOL * 4 * sizeof(int32_t) + LINE - 1) / LINE * LINE;
   l.coll = (l.peer_delta + (size_t)npes * sizeof(int64_t) + LINE - 1) / LINE * LINE;
   size_t end = l.coll + shoal_coll_gpu_area_bytes(npes), chunk = (size_t)64 << 10;
   l.total = (end + chunk - 1) / chunk * chunk; /* the user heap starts 64 KiB-aligned: shmem_align up to 64 KiB */
@@ -233,8 +235,21 @@ static shoal_status_t state_setup(const gpu_hello_t *all) {
   st->bar_flags = (uint64_t *)(G.base + G.lay.bar_flags);
   st->bar_epoch = (uint64_t *)(G.base + G.lay.bar_epoch);
   st->grid_bar = (uint32_t *)(G.base + G.lay.grid_bar);
+  st->team_world = SHMEM_TEAM_WORLD;
+  st->team_shared = SHMEM_TEAM_SHARED;
+  st->teams = (const int32_t *)(G.base + G.lay.teams);
+  st->team_pool = (uint64_t)(uintptr_t)shoal_team_pool;
+  st->team_stride = sizeof shoal_team_pool[0];
+  st->team_count = SHOAL_TEAM_POOL;
   for (int p = 0; p < n && p < SHMEMX_DEVICE_MAX_PES; p++) st->delta[p] = delta[p];
   shoal_status_t rc = shoal_gpu_ops.memcpy(G.base + G.lay.peer_delta, delta, (size_t)n * sizeof *delta, G.stream);
+  int32_t teams[SHOAL_TEAM_POOL][4] = {{0}}; /* the teams made before the GPU: WORLD, SHARED */
+  for (int i = 0; i < SHOAL_TEAM_POOL; i++) {
+    const shoal_team_t *t = &shoal_team_pool[i];
+    if (t->magic == SHOAL_TEAM_MAGIC && !t->aset)
+      memcpy(teams[i], (int32_t[4]){t->wstart, t->wstride, t->size, t->rank}, sizeof teams[i]);
+  }
+  if (!rc) rc = shoal_gpu_ops.memcpy(G.base + G.lay.teams, teams, sizeof teams, G.stream);
   if (!rc) rc = shoal_gpu_ops.stream_sync(G.stream);
   if (!rc && n <= SHMEMX_DEVICE_MAX_PES) {
     rc = shoal_gpu_ops.kernels_setup(st);
@@ -244,6 +259,8 @@ static shoal_status_t state_setup(const gpu_hello_t *all) {
   free(delta);
   return rc;
 }
+
+static void units_fill(void);
 
 shoal_status_t shoal_gpu_init(void) {
   int n = shoal_g.npes, me = shoal_g.me;
@@ -330,6 +347,7 @@ shoal_status_t shoal_gpu_init(void) {
   G.ready = true;
   if (shoal_coll_gpu_init()) /* issue 6 */
     shoal_warn("shmem_init: GPU collectives not set up: fcollect/alltoall on device buffers will be refused");
+  units_fill();
   if (me == 0 && shoal_env.info)
     printf("shoal: GPU backend %s: %d device(s), device heap %zu bytes per PE, %d PE(s) per GPU\n",
            shoal_gpu_ops.name, G.ndev, G.size - G.lay.total, G.st.pes_per_gpu);
@@ -446,6 +464,47 @@ int shmemx_device_state_get(void *buf, size_t len) {
   if (!G.ready || !buf || len != sizeof(shmemx_device_state_t) || shoal_g.npes > SHMEMX_DEVICE_MAX_PES) return -1;
   memcpy(buf, &G.st, sizeof G.st);
   return 0;
+}
+
+void shoal_gpu_team_set(int slot, int wstart, int wstride, int size, int rank) {
+  if (!G.ready || slot < 0 || slot >= SHOAL_TEAM_POOL) return;
+  int32_t e[4] = {wstart, wstride, size, rank};
+  if (shoal_gpu_ops.memcpy(G.base + G.lay.teams + (size_t)slot * sizeof e, e, sizeof e, G.stream) ||
+      shoal_gpu_ops.stream_sync(G.stream))
+    shoal_warn("shmem_team_split: cannot copy the team to the GPU: shmem_team_my_pe in kernels will not see it");
+}
+
+/* The fills of the translation units that include <shoal/shmem_device.cuh> (registered from their static
+ * initializers, before main or at dlopen), run once the device state exists. */
+static struct {
+  pthread_mutex_t lock;
+  int (**fill)(void);
+  size_t n, cap;
+} units = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+int shmemx_device_state_register(int (*fill)(void)) {
+  if (!fill) return -1;
+  pthread_mutex_lock(&units.lock);
+  if (units.n == units.cap) {
+    size_t cap = units.cap ? 2 * units.cap : 16;
+    int (**f)(void) = realloc(units.fill, cap * sizeof *f);
+    if (!f) {
+      pthread_mutex_unlock(&units.lock);
+      return -1;
+    }
+    units.fill = f;
+    units.cap = cap;
+  }
+  units.fill[units.n++] = fill;
+  bool now = shmemx_gpu_available();
+  pthread_mutex_unlock(&units.lock);
+  return now ? fill() : 0;
+}
+
+static void units_fill(void) {
+  pthread_mutex_lock(&units.lock);
+  for (size_t i = 0; i < units.n; i++) units.fill[i]();
+  pthread_mutex_unlock(&units.lock);
 }
 
 void shmemx_device_heap_info(size_t *total, size_t *free_largest) {

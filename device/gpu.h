@@ -87,13 +87,16 @@ int shoal_gpu_count_sharing(const char *busids, size_t len, int n, int me);
 /* Layout of the internal area at the start of the device heap: offsets of the barrier flags (symmetric), the local
  * barrier epoch, the grid barrier, the AMO scratch word, and the peer table for npes PEs; total bytes reserved. */
 typedef struct shoal_gpu_layout {
-  size_t bar_flags, bar_epoch, grid_bar, amo_scratch, peer_delta, coll, total; /* coll: GPU collectives (issue 6) */
+  size_t bar_flags, bar_epoch, grid_bar, amo_scratch, teams, peer_delta, coll, total; /* coll: GPU collectives (issue 6) */
 } shoal_gpu_layout_t;
 shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out);
 
 /* ---- the device heap, for the runtime (heap.c, rma.c, AMO code) ---- */
 shoal_status_t shoal_gpu_init(void);
 void shoal_gpu_fini(void);
+/* Team entry slot (index in shoal_team_pool) now holds a team of size members wstart + i * wstride in which this PE
+ * is rank (size 0: none): copied to the device table that kernels read (shmem_team_my_pe in device code). */
+void shoal_gpu_team_set(int slot, int wstart, int wstride, int size, int rank);
 /* True when the device heap is up. */
 bool shoal_gpu_heap_ready(void);
 /* True when shmem_malloc should allocate device memory (SHOAL_HEAP=device and a device heap). */

@@ -1,6 +1,7 @@
 /* gpu_kernels.cu - the kernels libshoal itself launches on CUDA (compiled by nvcc into libshoal, registered with its
  * own CUDA runtime): the stream-ordered barrier and host-initiated atomics on device memory. They use the device
  * API of <shoal/shmem_device.cuh> with this unit's copy of the device state. Each entry returns a cudaError_t. */
+#define SHOAL_DEVICE_NO_AUTO_INIT /* shoal_gpu_cuda_kernels_setup fills this unit (with its own CUDA runtime) */
 #include <shoal/shmem_device.cuh>
 
 extern "C" {

@@ -39,6 +39,10 @@ typedef struct shmemx_device_state {
   uint64_t *bar_flags;            /* symmetric, SHMEMX_DEVICE_BAR_ROUNDS lines of 128 bytes: device barrier flags */
   uint64_t *bar_epoch;            /* this PE's barrier count (device memory, one writer) */
   uint32_t *grid_bar;             /* [count, generation]: grid-wide barrier inside one PE's kernel */
+  shmem_team_t team_world, team_shared; /* the predefined handles: SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED in kernels */
+  const int32_t *teams;           /* device memory [team_count][4]: wstart, wstride, size (0: no team), my rank */
+  uint64_t team_pool;             /* host address of team entry 0: a handle's entry is (handle - team_pool) / stride */
+  uint32_t team_stride, team_count;
   int64_t delta[SHMEMX_DEVICE_MAX_PES]; /* peer p's device heap in this address space minus heap_base */
 } shmemx_device_state_t;
 #define SHMEMX_DEVICE_BAR_ROUNDS 16
@@ -50,6 +54,13 @@ int shmemx_gpu_device(void);
 /** Copy the device-API state into buf (len must be sizeof(shmemx_device_state_t)). Returns 0, or -1 without a GPU,
  *  with a bad len, or with more than SHMEMX_DEVICE_MAX_PES PEs. */
 int shmemx_device_state_get(void *buf, size_t len);
+/** Register fill, a function of one translation unit that copies the device state to that unit's __constant__
+ *  memory (what <shoal/shmem_device.cuh> does for every unit that includes it, from a static initializer): the
+ *  runtime calls every registered fill at the end of shmem_init, once the device heap is mapped, on the PE's GPU;
+ *  one registered after shmem_init (a library loaded later) is called at once. May be called before shmem_init.
+ *  Returns 0, -1 when out of memory, or fill's result when called at once. A fill's non-zero result is its own
+ *  to report. */
+int shmemx_device_state_register(int (*fill)(void));
 /** Bytes of the device symmetric heap: total and largest free block (0 and 0 without a GPU). */
 void shmemx_device_heap_info(size_t *total, size_t *free_largest);
 

@@ -214,11 +214,11 @@ shoal_status_t shoal_env_load(shoal_env_t *env, char *err, size_t errlen) {
 }
 
 /* Variables of our prefixes that are no entry of the table but are read by name: the launchers' (oshrun sets them
- * for every PE), the compiler wrappers' (oshcc and oshc++ read SHOAL_CC and SHOAL_CXX, as Open MPI's read OMPI_CC,
- * and export SHOAL_WRAPPER_ACTIVE), and those of Shoal's own test programs (tests/gpu, tests/unit). */
+ * for every PE), the compiler wrappers' (oshcc, oshc++, oshnvcc read SHOAL_CC, SHOAL_CXX, SHOAL_NVCC, as Open MPI's
+ * read OMPI_CC, and export SHOAL_WRAPPER_ACTIVE), and those of Shoal's own test programs (tests/gpu, tests/unit). */
 static const char *const env_other[] = {"SHOAL_BOOT_ADDR", "SHOAL_BOOT_SECRET", "SHOAL_RANK", "SHOAL_SIZE",
                                         "SHOAL_LOCAL_RANK", "SHOAL_LOCAL_SIZE", "SHOAL_PE_JOB", "SHOAL_CC",
-                                        "SHOAL_CXX", "SHOAL_WRAPPER_ACTIVE", "SHOAL_TEST_TRACE",
+                                        "SHOAL_CXX", "SHOAL_NVCC", "SHOAL_WRAPPER_ACTIVE", "SHOAL_TEST_TRACE",
                                         "SHOAL_TEST_DEVICE_FORMS", "SHOAL_FIXTURES_DIR"};
 
 /* Edit distance of a and b (insertions, deletions, substitutions), or 99 when either is longer than 63. */

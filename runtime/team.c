@@ -2,6 +2,7 @@
  * hold every team's flags and scratch (model in collectives/coll.h). */
 #include "coll.h"
 #include "ctx.h"
+#include "gpu.h"
 #include "gpu/coll_gpu.h"
 
 #include <sched.h>
@@ -315,6 +316,7 @@ static int team_create(shoal_team_t *p, const char *routine, int nnew, team_spec
     t->config_mask = sp->mask;
     slot_used[chosen[k]] = true;
     *sp->out = t;
+    shoal_gpu_team_set((int)(t - shoal_team_pool), t->wstart, t->wstride, t->size, t->rank);
     SHOAL_DEBUG(SHOAL_SUB_COLL, "%s: team %p: slot %d, %d PEs (world %d + i*%d), my number %d", routine, (void *)t,
                 chosen[k], t->size, t->wstart, t->wstride, t->rank);
   }
@@ -397,6 +399,7 @@ void shmem_team_destroy(shmem_team_t team) {
   slot_used[t->slot] = false;
   if (t->seq > slot_hw[t->slot]) slot_hw[t->slot] = t->seq;
   t->magic = SHOAL_TEAM_DEAD;
+  shoal_gpu_team_set((int)(t - shoal_team_pool), 0, 0, 0, 0);
   team_free(t);
 }
 

@@ -48,7 +48,8 @@ fi
 echo "gpu-tests: MPS: $mps; probe (gpu_bad -n 2): rc $prc"
 [ $prc -ne 0 ] && sed 's/^/    | /' /tmp/gpu-tests-probe.log | tail -15
 
-# run NAME EXPECT(pass|fail) [VAR=VAL...] -- PES PROGRAM [ARGS]: one oshrun job, output kept in /tmp/gpu-tests.
+# run NAME EXPECT(pass|fail|fail-device) [VAR=VAL...] -- PES PROGRAM [ARGS]: one oshrun job, output kept in
+# /tmp/gpu-tests.
 mkdir -p /tmp/gpu-tests
 run() {
   local name=$1 expect=$2
@@ -68,7 +69,15 @@ run() {
   env ${envs[@]+"${envs[@]}"} "$OSHRUN" -n "$n" --timeout 60 "$@" >"$log" 2>&1
   rc=$?
   ms=$((($(date +%s%N) - t0) / 1000000))
-  if [ "$expect" = fail ]; then
+  if [ "$expect" = fail-device ]; then
+    # a kernel stopped by the device API: non-zero exit and its one-line message (printed by the device, PE ?)
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 77 ] &&
+       grep -q "^shoal: PE ?: device API: this kernel's translation unit has no device state: .*shmemx_init_device_state()" \
+         "$log"; then
+      verdict=PASS
+    elif [ $rc -eq 77 ]; then verdict=SKIP
+    else verdict=FAIL; fi
+  elif [ "$expect" = fail ]; then
     # must stop the job with a one-line "shoal: PE n: routine: ..." message, not crash or hang
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 77 ] && grep -q '^shoal: PE [0-9]*: ' "$log"; then verdict=PASS
     elif [ $rc -eq 77 ]; then verdict=SKIP
@@ -102,9 +111,13 @@ bench() {
 
 # 3. every test at every PE count
 for n in $PES; do
-  for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bad; do
+  for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bad gpu_units; do
     run $t pass -- "$n" "$T/$t"
   done
+  # device team queries, and the block collectives with SHMEM_TEAM_WORLD (every PE's kernel at once: MPS)
+  forms=; [ "$mps" = yes ] && forms=forms
+  run gpu_teams pass -- "$n" "$T/gpu_teams" $forms
+  run porting_ring pass -- "$n" "$B/examples/porting_ring"
   run gpu_host-heap-device pass SHOAL_HEAP=device -- "$n" "$T/gpu_host"
   run gpu_host_amo pass -- "$n" "$T/gpu_host_amo"
 done
@@ -121,6 +134,9 @@ if grep -q '^shoal: PE [0-9]*: ' /tmp/gpu-tests/gpu_bad-mixedcoll-2.log 2>/dev/n
   echo "gpu-tests: FAIL gpu_bad-mixedcoll: the message does not name shmem_fcollectmem and source"
   fail=$((fail + 1)); failed_runs="$failed_runs gpu_bad-mixedcoll-message"
 fi
+# a unit that never copied its device state: its kernel stops with the message naming shmemx_init_device_state
+run gpu_units-noinit fail-device -- 2 "$T/gpu_units" noinit
+grep -h 'device API: this kernel' /tmp/gpu-tests/gpu_units-noinit-2.log 2>/dev/null | head -1 | sed 's/^/    | /'
 grep -h '^shoal: PE' /tmp/gpu-tests/gpu_bad-badfree-2.log /tmp/gpu-tests/gpu_bad-badpe-2.log \
   /tmp/gpu-tests/gpu_bad-mixedcoll-2.log 2>/dev/null | head -3 | sed 's/^/    | /'
 

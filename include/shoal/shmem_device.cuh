@@ -2,15 +2,18 @@
  * shoal/shmem_device.cuh - the OpenSHMEM API inside kernels (CUDA with nvcc, HIP with hipcc: one source).
  *
  *   #include <shoal/shmem_device.cuh>      (includes <shmemx.h>)
- *   shmem_init(); shmemx_init_device_state();          once per translation unit that launches kernels
- *   kernel: shmem_my_pe(), shmem_int_p(dest, v, pe), shmemx_putmem_block(...), shmem_barrier_all(), ...
+ *   host: shmem_init();                                 nothing per translation unit
+ *   kernel: shmem_my_pe(), shmem_int_p(dest, v, pe), shmemx_putmem_block(...), shmem_barrier_all(),
+ *           shmem_team_my_pe(SHMEM_TEAM_WORLD), ...
  *
  * The names are the host API's (as NVSHMEM does): in device code they resolve to the inline definitions below, in
  * host code to libshoal. Symmetric addresses passed in device code must be on the device heap (shmem_malloc with
  * SHOAL_HEAP=device, or shmem_malloc_with_hints(size, SHMEMX_MALLOC_DEVICE)); a peer's instance is reached by
  * loads, stores and system-scope atomics through its IPC mapping: dest + delta[pe], with the peer table in
  * __constant__ memory. No relocatable device code is needed: the state is a static __constant__ of each translation
- * unit, copied there by shmemx_init_device_state() (shmemx_collective_launch does it when not done yet).
+ * unit; every unit registers itself with the runtime from a static initializer and shmem_init copies the state to
+ * all of them (shmemx_init_device_state() does it by hand, for a unit built with SHOAL_DEVICE_NO_AUTO_INIT). A
+ * kernel of a unit without state (launched before shmem_init) stops with a message saying so.
  *
  * Scopes: plain routines are per thread; shmemx_*_warp are called by every thread of a warp (warpSize lanes, 32 on
  * NVIDIA, 64 on AMD) and shmemx_*_block by every thread of a block, with the same arguments.
@@ -81,26 +84,44 @@ typedef cudaStream_t shoal_d_stream_t;
 static __constant__ shmemx_device_state_t shoal_dstate;
 static int shoal_dstate_ready; /* host side: copied for this unit */
 
-/* Copy this PE's device state (peer table, barrier flags) to this translation unit's __constant__ memory and make
- * the PE's GPU current. Call after shmem_init, once per unit that launches kernels using the device API. Returns 0,
- * or -1 (message on stderr) without a GPU or when the copy fails. */
-static inline int shmemx_init_device_state(void) {
+/* Copy this PE's device state to this unit's __constant__ memory on the PE's GPU. quiet: no message when there is
+ * no device state (no GPU): the automatic fill at shmem_init; a failing copy is always reported. */
+static inline int shoal_dstate_fill(int quiet) {
   shmemx_device_state_t st;
   if (shmemx_device_state_get(&st, sizeof st)) {
-    fprintf(stderr, "shoal: PE %d: shmemx_init_device_state: no device state (no GPU, or more than %d PEs)\n",
-            shmem_my_pe(), SHMEMX_DEVICE_MAX_PES);
+    if (!quiet)
+      fprintf(stderr, "shoal: PE %d: shmemx_init_device_state: no device state (no GPU, or more than %d PEs)\n",
+              shmem_my_pe(), SHMEMX_DEVICE_MAX_PES);
     return -1;
   }
   int e = (int)shoal_d_set_device(shmemx_gpu_device());
   if (e == (int)SHOAL_D_OK) e = (int)shoal_d_memcpy_to_symbol(shoal_dstate, &st, sizeof st);
   if (e != (int)SHOAL_D_OK) {
-    fprintf(stderr, "shoal: PE %d: shmemx_init_device_state: %s\n", shmem_my_pe(),
-            shoal_d_error_string((decltype(SHOAL_D_OK))e));
+    fprintf(stderr, "shoal: PE %d: %s: this unit's device state: %s\n", shmem_my_pe(),
+            quiet ? "shmem_init" : "shmemx_init_device_state", shoal_d_error_string((decltype(SHOAL_D_OK))e));
     return -1;
   }
   shoal_dstate_ready = 1;
   return 0;
 }
+
+/* Copy this PE's device state (peer table, barrier flags, teams) to this translation unit's __constant__ memory
+ * and make the PE's GPU current. Not needed: every unit that includes this header registers itself from a static
+ * initializer (shmemx_device_state_register) and shmem_init fills it. Calling it again (after shmem_init) is safe
+ * and recopies. Returns 0, or -1 (message on stderr) without a GPU or when the copy fails. */
+static inline int shmemx_init_device_state(void) { return shoal_dstate_fill(0); }
+
+#if !defined(SHOAL_DEVICE_NO_AUTO_INIT) /* libshoal's own kernels set their state themselves */
+static int shoal_dstate_autofill(void) { return shoal_dstate_fill(1); }
+/* A static object, not __attribute__((constructor)): its initializer runs after the CUDA/HIP runtime registered this
+ * unit's module (a unit in a library loaded after shmem_init is filled at once, so its symbol must be known). */
+namespace {
+struct shoal_dstate_registrar {
+  shoal_dstate_registrar() { shmemx_device_state_register(shoal_dstate_autofill); }
+};
+shoal_dstate_registrar shoal_dstate_registrar_instance;
+} // namespace
+#endif
 
 /* Launch func (a __global__ function that may call shmem_barrier_all / shmem_sync_all) with cudaLaunchKernel
  * arguments, after checking that the grid can be resident at once on this PE's share of the GPU:
@@ -140,8 +161,24 @@ static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 blo
 }
 
 /* ---- internals ---- */
+/* A kernel of a unit whose state was never copied (launched before shmem_init, or a unit built with
+ * SHOAL_DEVICE_NO_AUTO_INIT that skipped shmemx_init_device_state) would address PE 0 of 0 PEs: it stops instead. */
+static __device__ __noinline__ void shoal_d_unset(void) {
+  printf("shoal: PE ?: device API: this kernel's translation unit has no device state: launch it after shmem_init, "
+         "or call shmemx_init_device_state() after shmem_init in that unit\n");
+#if defined(__HIPCC__)
+  __builtin_trap();
+#else
+  __trap();
+#endif
+}
+/* The state, checked: n_pes is 0 only in a unit never filled (one uniform, predicted branch on a constant load). */
+SHOAL_DI const shmemx_device_state_t &shoal_d_st() {
+  if (__builtin_expect(shoal_dstate.n_pes == 0, 0)) shoal_d_unset();
+  return shoal_dstate;
+}
 template <typename T> SHOAL_DI T *shoal_d_peer(const T *p, int pe) {
-  return (T *)((char *)p + shoal_dstate.delta[pe]);
+  return (T *)((char *)p + shoal_d_st().delta[pe]);
 }
 SHOAL_DI unsigned shoal_d_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 SHOAL_DI unsigned shoal_d_nthreads() { return blockDim.x * blockDim.y * blockDim.z; }
@@ -300,7 +337,7 @@ SHOAL_DI void shoal_d_grid_sync() {
   unsigned nb = gridDim.x * gridDim.y * gridDim.z;
   __syncthreads();
   if (nb > 1 && shoal_d_tid() == 0) {
-    unsigned *count = shoal_dstate.grid_bar, *gen = shoal_dstate.grid_bar + 1;
+    unsigned *count = shoal_d_st().grid_bar, *gen = shoal_d_st().grid_bar + 1;
     unsigned g = *(volatile unsigned *)gen;
     __threadfence();
     if (atomicAdd(count, 1u) == nb - 1) {
@@ -319,14 +356,14 @@ SHOAL_DI void shoal_d_grid_sync() {
 /* One thread of each PE: dissemination over the device barrier flags; flags hold the barrier count, so nothing is
  * reset and a fast PE's next barrier cannot be taken for this one. */
 SHOAL_DI void shoal_d_pe_barrier() {
-  int n = shoal_dstate.n_pes, me = shoal_dstate.my_pe;
-  volatile uint64_t *ep = shoal_dstate.bar_epoch;
+  int n = shoal_d_st().n_pes, me = shoal_d_st().my_pe;
+  volatile uint64_t *ep = shoal_d_st().bar_epoch;
   uint64_t e = *ep + 1;
   *ep = e;
   __threadfence_system();
   for (int k = 0, d = 1; d < n; k++, d <<= 1) {
     int to = me + d >= n ? me + d - n : me + d;
-    uint64_t *mine = shoal_dstate.bar_flags + k * 16;
+    uint64_t *mine = shoal_d_st().bar_flags + k * 16;
     shoal_d_store_release(shoal_d_peer(mine, to), e);
     while (shoal_d_load_acquire(mine) < e) {
     }
@@ -334,17 +371,68 @@ SHOAL_DI void shoal_d_pe_barrier() {
 }
 
 /* ---- setup queries ---- */
-SHOAL_DAPI int shmem_my_pe(void) SHOAL_DBODY({ return shoal_dstate.my_pe; })
-SHOAL_DAPI int shmem_n_pes(void) SHOAL_DBODY({ return shoal_dstate.n_pes; })
-SHOAL_DAPI int shmem_pe_accessible(int pe) SHOAL_DBODY({ return pe >= 0 && pe < shoal_dstate.n_pes; })
+SHOAL_DAPI int shmem_my_pe(void) SHOAL_DBODY({ return shoal_d_st().my_pe; })
+SHOAL_DAPI int shmem_n_pes(void) SHOAL_DBODY({ return shoal_d_st().n_pes; })
+SHOAL_DAPI int shmem_pe_accessible(int pe) SHOAL_DBODY({ return pe >= 0 && pe < shoal_d_st().n_pes; })
 SHOAL_DAPI int shmem_addr_accessible(const void *addr, int pe) SHOAL_DBODY({
-  return pe >= 0 && pe < shoal_dstate.n_pes &&
-         (uintptr_t)addr - (uintptr_t)shoal_dstate.heap_base < shoal_dstate.heap_size;
+  return pe >= 0 && pe < shoal_d_st().n_pes &&
+         (uintptr_t)addr - (uintptr_t)shoal_d_st().heap_base < shoal_d_st().heap_size;
 })
 /* A pointer to dest's instance on pe for loads and stores in this kernel, or NULL if dest is not on the device
  * heap or pe is out of range. */
 SHOAL_DAPI void *shmem_ptr(const void *dest, int pe) SHOAL_DBODY({
   return shmem_addr_accessible(dest, pe) ? (void *)shoal_d_peer((const char *)dest, pe) : (void *)0;
+})
+
+/* ---- teams (spec 9.4) ----
+ * Handles are values: SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED and any team made on the host may be passed to a kernel
+ * (as shmem_team_t arguments) and used there. The two predefined names are host variables of libshoal, which device
+ * code cannot read: from here on they name functions that return the variable on the host and this unit's copy of
+ * its value in device code. A team's members come from a device table that the runtime updates at every split and
+ * destroy (a team split on the host is seen by kernels launched after the split returns). */
+static __host__ __device__ inline shmem_team_t shoal_team_world_(void) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return shoal_d_st().team_world;
+#else
+  return SHMEM_TEAM_WORLD;
+#endif
+}
+static __host__ __device__ inline shmem_team_t shoal_team_shared_(void) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return shoal_d_st().team_shared;
+#else
+  return SHMEM_TEAM_SHARED;
+#endif
+}
+#define SHMEM_TEAM_WORLD shoal_team_world_()
+#define SHMEM_TEAM_SHARED shoal_team_shared_()
+/* team's entry {world start, world stride, size, my rank}, or NULL for SHMEM_TEAM_INVALID, a destroyed team, or
+ * anything that is no team handle of this PE. */
+SHOAL_DI const int32_t *shoal_d_team(shmem_team_t team) {
+  const shmemx_device_state_t &s = shoal_d_st();
+  uint64_t off = (uint64_t)(uintptr_t)team - s.team_pool;
+  if (!team || off % s.team_stride || off / s.team_stride >= s.team_count) return (const int32_t *)0;
+  const int32_t *e = s.teams + off / s.team_stride * 4;
+  return e[2] ? e : (const int32_t *)0;
+}
+/* This PE's number in team, or -1 for SHMEM_TEAM_INVALID (or a destroyed team). */
+SHOAL_DAPI int shmem_team_my_pe(shmem_team_t team) SHOAL_DBODY({
+  const int32_t *e = shoal_d_team(team);
+  return e ? e[3] : -1;
+})
+/* The number of PEs of team, or -1 for SHMEM_TEAM_INVALID (or a destroyed team). */
+SHOAL_DAPI int shmem_team_n_pes(shmem_team_t team) SHOAL_DBODY({
+  const int32_t *e = shoal_d_team(team);
+  return e ? e[2] : -1;
+})
+/* src_pe of src_team as numbered in dest_team, or -1 (not a member, src_pe out of range, an invalid team). */
+SHOAL_DAPI int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team) SHOAL_DBODY({
+  const int32_t *s = shoal_d_team(src_team), *d = shoal_d_team(dest_team);
+  if (!s || !d || src_pe < 0 || src_pe >= s[2]) return -1;
+  int w = s[0] + src_pe * s[1], r = w - d[0];
+  if (r < 0 || r % d[1]) return -1;
+  r /= d[1];
+  return r < d[2] ? r : -1;
 })
 
 /* ---- ordering ---- */

@@ -2,6 +2,7 @@
  * table filling (stubs return SHOAL_ERR_NOSYS, a table of another size is refused), the co-residency limit, PEs per
  * GPU from the bus ids, the internal area layout, and the host-only path of a singleton job: device hints fall back
  * to the host heap, the _on_stream routines act as their host forms, the device state is refused. */
+#include "coll.h"
 #include "gpu.h"
 
 #include <check.h>
@@ -60,10 +61,11 @@ START_TEST(layout) {
   ck_assert_int_eq(shoal_gpu_layout_make(1, NULL), SHOAL_ERR_INVAL);
   for (int n = 1; n <= 4096; n *= 2) {
     ck_assert_int_eq(shoal_gpu_layout_make(n, &l), SHOAL_OK);
-    size_t offs[] = {l.bar_flags, l.bar_epoch, l.grid_bar, l.amo_scratch, l.peer_delta};
-    for (size_t i = 0; i < 5; i++) {
+    size_t offs[] = {l.bar_flags, l.bar_epoch, l.grid_bar, l.amo_scratch, l.teams, l.peer_delta};
+    for (size_t i = 0; i < 6; i++) {
       ck_assert_uint_eq(offs[i] % 128, 0); /* own GPU cache lines */
-      if (i) ck_assert_uint_ge(offs[i], offs[i - 1] + (i == 1 ? SHMEMX_DEVICE_BAR_ROUNDS * 128 : 8));
+      size_t gap = i == 1 ? SHMEMX_DEVICE_BAR_ROUNDS * 128 : i == 5 ? SHOAL_TEAM_POOL * 16 : 8;
+      if (i) ck_assert_uint_ge(offs[i], offs[i - 1] + gap);
     }
     ck_assert_uint_ge(l.total, l.peer_delta + (size_t)n * 8);
     ck_assert_uint_eq(l.total % 65536, 0);
