@@ -54,6 +54,10 @@ typedef struct shoal_tl_ops {
   shoal_status_t (*quiet)(void);
   /* Puts and AMOs issued before it reach each PE before those issued after it (spec 9.11.1). */
   shoal_status_t (*fence)(void);
+  /* Moves this PE's side of the wire along (incoming puts, gets and AMOs of peers; completions): called by a PE that
+   * polls its own memory (SHOAL_WAIT_WHILE) so that peers waiting on it are served at once, not after a thread's
+   * wake-up. Cheap when nothing is pending; never blocks. */
+  void (*progress)(void);
   /* Releases everything init made (endpoint, memory registrations, threads, descriptors). Call after a barrier: a
    * peer may still be reading this PE's memory otherwise. The regions are forgotten too. */
   void (*fini)(void);

@@ -499,6 +499,10 @@ static shoal_status_t quiet_common(void) {
 /* The provider orders neither RMA against AMOs nor AMOs against the reads of a flush (rxm performs an AMO after the
  * RMA behind it on the wire), so fence is a quiet; it costs nothing when nothing is outstanding. */
 static shoal_status_t tl_quiet(void) { MT(quiet_common()); }
+/* A counter read runs the provider's progress (rxm/tcp: one epoll_wait(0) over the endpoint's sockets). */
+static void tl_progress(void) {
+  if (SHOAL_LIKELY(ofi.up)) progress_once();
+}
 static shoal_status_t tl_fence(void) { return tl_quiet(); }
 
 /* ---- registration, init, fini ---- */
@@ -825,5 +829,6 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
 const shoal_tl_ops_t shoal_tl_ofi_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "ofi", .init = tl_init, .reg = tl_reg, .put = tl_put, .get = tl_get,
   .put_nbi = tl_put_nbi, .get_nbi = tl_get_nbi, .amo = tl_amo, .quiet = tl_quiet, .fence = tl_fence,
+  .progress = tl_progress,
   .fini = tl_fini,
 };

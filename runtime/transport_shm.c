@@ -89,8 +89,10 @@ static shoal_status_t shm_reg(int space, void *base, size_t len, int gpu_kind, i
   return SHOAL_OK;
 }
 static void shm_fini(void) {}
+static void shm_progress(void) {}
 
 const shoal_tl_ops_t shoal_tl_shm_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "shm", .init = shm_init, .reg = shm_reg, .put = shm_put, .get = shm_get,
-  .put_nbi = shm_put, .get_nbi = shm_get, .amo = shm_amo, .quiet = shm_quiet, .fence = shm_fence, .fini = shm_fini,
+  .put_nbi = shm_put, .get_nbi = shm_get, .amo = shm_amo, .quiet = shm_quiet, .fence = shm_fence,
+  .progress = shm_progress, .fini = shm_fini,
 };
