@@ -36,6 +36,10 @@ int main(int argc, char **argv) {
   int want = atoi(argv[1]);
   int node_of[MAXPES], node_first[MAXPES], node_n[MAXPES], nodes = 0;
   for (int i = 0; i < MAXPES; i++) node_of[i] = 0, node_first[i] = 0, node_n[i] = want;
+  const char *np = getenv("SHOAL_NODE_PES"); /* runs of k PEs act as nodes (the "mixed" test setup) */
+  if (np && atoi(np) > 0)
+    for (int r = 0, k = atoi(np); r < MAXPES; r++)
+      node_of[r] = r / k, node_first[r] = r / k * k, node_n[r] = want - r / k * k < k ? want - r / k * k : k;
   if (argc > 2 && !strncmp(argv[2], "nodes=", 6)) {
     int r = 0;
     for (char *q = argv[2] + 6; *q && nodes < MAXPES; nodes++) {
@@ -52,8 +56,13 @@ int main(int argc, char **argv) {
   if (me < MAXPES) {
     EXPECT(ln == node_n[me], "shmemx_local_n_pes() is %d, expected %d (the PEs of this node)", ln, node_n[me]);
     EXPECT(lme == me - node_first[me], "shmemx_local_pe() is %d, expected %d", lme, me - node_first[me]);
-    EXPECT(shmem_team_n_pes(SHMEM_TEAM_SHARED) == ln, "SHMEM_TEAM_SHARED has %d PEs, expected %d",
-           shmem_team_n_pes(SHMEM_TEAM_SHARED), ln);
+    /* SHARED: the PEs whose memory this PE maps: its node's, or itself alone under SHOAL_TRANSPORT=ofi. */
+    const char *tr = getenv("SHOAL_TRANSPORT");
+    int reach = 0, want_shared = tr && !strcmp(tr, "ofi") ? 1 : ln;
+    for (int p = 0; p < n; p++) reach += shmem_ptr(&counter, p) != NULL;
+    EXPECT(shmem_team_n_pes(SHMEM_TEAM_SHARED) == want_shared && reach == want_shared,
+           "SHMEM_TEAM_SHARED has %d PEs, shmem_ptr reaches %d, expected %d", shmem_team_n_pes(SHMEM_TEAM_SHARED),
+           reach, want_shared);
   }
   EXPECT(me >= 0 && me < n, "shmem_my_pe() %d is outside [0, %d)", me, n);
   EXPECT(lme >= 0 && lme < ln, "shmemx_local_pe() %d is outside [0, %d)", lme, ln);
