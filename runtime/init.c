@@ -256,7 +256,8 @@ static void init_common(const char *routine, int requested) {
   }
   shoal_g.npes = shoal_g.boot.size;
   shoal_g.thread_level = requested;
-  shoal_g.spin = shoal_env.spin > 0 ? shoal_env.spin : (shoal_g.boot.local_size > cpus_available() ? 64 : 1 << 14);
+  shoal_g.spin = shoal_env.spin;
+  shoal_wait_init(shoal_g.boot.local_size > cpus_available());
   if (heap_init(routine)) shoal_fatal(routine, "cannot set up the symmetric heap");
   if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
   topo_init(routine);

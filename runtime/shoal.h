@@ -219,7 +219,7 @@ typedef struct shoal_state {
   size_t internal_used;         /* bump pointer in the internal area */
   shoal_sync_area_t *sync;      /* in the internal area */
   uint64_t barrier_epoch;
-  long spin;                    /* polls before sched_yield */
+  long spin;                    /* SHOAL_SPIN: polls before each yield; -1: adaptive (shoal_wait_step) */
 } shoal_state_t;
 extern shoal_state_t shoal_g;
 
@@ -275,8 +275,25 @@ _Noreturn void shoal_ctx_invalid(const char *routine, shmem_ctx_t ctx);
   } while (0)
 _Noreturn void shoal_check_init_fail(const char *routine);
 
-/* ---- waiting: spin briefly, then yield so that an oversubscribed node makes progress ---- */
-void shoal_yield(void);
+/* ---- waiting (sync.c): poll, then back off so that a PE sharing the CPU can run ----
+ * A wait polls cond with a pause between polls and calls shoal_wait_step every SHOAL_WAIT_CHECK polls (about 1 us):
+ * it spins until the PE's spin budget (a time) is spent, then yields the CPU at each step, and after a millisecond
+ * of yields without progress sleeps a little (a yield alone keeps a CPU busy, so neither a peer queued behind another
+ * busy task nor the load balancer gets it). The budget adapts (shoal_wait_end): a wait that ends right after a yield
+ * that ran another task (the peer shares this CPU, whatever the affinity mask says) drops it to the minimum; a wait
+ * that ends while spinning doubles it, up to the maximum. A wait satisfied within the first SHOAL_WAIT_CHECK polls
+ * (the bound fast case) never reads the clock. SHOAL_SPIN=N fixes N polls before each yield instead (no sleeping). */
+typedef struct shoal_wait {
+  int64_t t0;    /* ns at the first step (0: none yet) */
+  long polls;    /* since the last yield (fixed SHOAL_SPIN) */
+  int yields;    /* yields so far */
+  bool ran;      /* the last yield ran another task */
+  bool slept;
+} shoal_wait_t;
+#define SHOAL_WAIT_CHECK 32
+void shoal_wait_init(bool oversubscribed); /* initial budget: the minimum when PEs outnumber this PE's CPUs */
+void shoal_wait_step(shoal_wait_t *w);
+void shoal_wait_end(const shoal_wait_t *w);
 #if defined(__x86_64__) || defined(__i386__)
 #define SHOAL_CPU_RELAX() __builtin_ia32_pause()
 #elif defined(__aarch64__)
@@ -286,13 +303,16 @@ void shoal_yield(void);
 #endif
 #define SHOAL_WAIT_WHILE(cond)                                                                                        \
   do {                                                                                                                 \
-    long shoal_spins_ = 0;                                                                                             \
-    while (cond) {                                                                                                     \
-      if (++shoal_spins_ >= shoal_g.spin) {                                                                            \
-        shoal_yield();                                                                                                 \
-        shoal_spins_ = 0;                                                                                              \
-      } else                                                                                                           \
-        SHOAL_CPU_RELAX();                                                                                        \
+    if (cond) {                                                                                                        \
+      shoal_wait_t shoal_w_ = {0};                                                                                     \
+      unsigned shoal_n_ = 0;                                                                                           \
+      do {                                                                                                             \
+        if (SHOAL_LIKELY(++shoal_n_ % SHOAL_WAIT_CHECK))                                                               \
+          SHOAL_CPU_RELAX();                                                                                           \
+        else                                                                                                           \
+          shoal_wait_step(&shoal_w_);                                                                                  \
+      } while (cond);                                                                                                  \
+      if (shoal_w_.t0) shoal_wait_end(&shoal_w_);                                                                      \
     }                                                                                                                  \
   } while (0)
 

@@ -3,8 +3,70 @@
 #include "coll.h"
 
 #include <sched.h>
+#include <time.h>
 
-void shoal_yield(void) { sched_yield(); }
+/* Waiting (model in shoal.h). The numbers come from this 2-vCPU VM (docs/performance.md): a sched_yield that finds
+ * nobody else to run returns in ~0.3-1 us, one that runs another task takes that task's slice or its own spin (>= a few
+ * us); a spin of WAIT_MAX_NS covers every wait of a bound PE pair up to large collectives, and past it a yield every
+ * microsecond costs a bound PE nothing measurable (nobody else is there to run). */
+#define WAIT_MIN_NS 500       /* spin budget when the peer shares the CPU: the first or second step yields */
+#define WAIT_MAX_NS 50000     /* spin budget when waits end while spinning */
+#define WAIT_RAN_NS 3000      /* a yield that took longer ran another task */
+#define WAIT_YIELD_NS 1000000 /* yields without progress before sleeping */
+#define WAIT_SLEEP_MAX_NS 200000
+static _Atomic int64_t wait_budget_ns = WAIT_MAX_NS; /* relaxed: a hint shared by the PE's threads */
+
+static int64_t wait_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void shoal_wait_init(bool oversubscribed) {
+  atomic_store_explicit(&wait_budget_ns, oversubscribed ? WAIT_MIN_NS : WAIT_MAX_NS, memory_order_relaxed);
+}
+
+void shoal_wait_step(shoal_wait_t *w) {
+  if (shoal_g.spin > 0) { /* fixed SHOAL_SPIN: yield every spin polls */
+    w->t0 = 1;
+    if ((w->polls += SHOAL_WAIT_CHECK) >= shoal_g.spin) {
+      w->polls = 0;
+      sched_yield();
+    }
+    return;
+  }
+  int64_t t = wait_now();
+  if (!w->t0) {
+    w->t0 = t;
+    return;
+  }
+  int64_t waited = t - w->t0;
+  if (waited < atomic_load_explicit(&wait_budget_ns, memory_order_relaxed)) return;
+  if (waited < WAIT_YIELD_NS) {
+    sched_yield();
+    w->yields++;
+    w->ran = wait_now() - t > WAIT_RAN_NS;
+    return;
+  }
+  /* Sleep a thirty-second of the time waited so far: at most ~3% (plus the timer slack) on top of a long wait. */
+  int64_t ns = waited / 32 < WAIT_SLEEP_MAX_NS ? waited / 32 : WAIT_SLEEP_MAX_NS;
+  struct timespec ts = {0, (long)ns};
+  nanosleep(&ts, NULL);
+  w->slept = true;
+  w->ran = false;
+}
+
+void shoal_wait_end(const shoal_wait_t *w) {
+  if (shoal_g.spin > 0) return;
+  int64_t b = atomic_load_explicit(&wait_budget_ns, memory_order_relaxed);
+  if (w->ran && !w->slept)
+    b = WAIT_MIN_NS; /* the yield let the peer run here: spin less before the next one */
+  else if (!w->yields && b < WAIT_MAX_NS)
+    b = 2 * b < WAIT_MAX_NS ? 2 * b : WAIT_MAX_NS; /* the peer runs beside us: spinning pays */
+  else
+    return;
+  atomic_store_explicit(&wait_budget_ns, b, memory_order_relaxed);
+}
 
 /* Hook for transports with outstanding operations (GPU streams, libfabric): NULL when everything is synchronous. */
 void (*shoal_quiet_hook)(void);
