@@ -2,11 +2,11 @@
 # Install what Shoal needs to build and test on Debian 12 (run as root). Idempotent: quick when all is present.
 #   required: meson, ninja, pkg-config, a C compiler, hwloc, Check
 #   optional, used when present: libfabric and PMIx (multi-node), hipcc (HIP backend, compiled in CI),
-#   Open MPI's OSHMEM (benchmarks side by side). nvcc is not a Debian package: the CUDA backend is built when
-#   nvcc is found on PATH or in /usr/local/cuda/bin.
+#   Open MPI's OSHMEM and matplotlib (perf/compare: benchmarks side by side, plots). nvcc is not a Debian package:
+#   the CUDA backend is built when nvcc is found on PATH or in /usr/local/cuda/bin.
 set -euo pipefail
 pkgs=(gcc g++ make meson ninja-build pkg-config python3 libhwloc-dev hwloc check
-      libfabric-dev libpmix-dev hipcc libamdhip64-dev openmpi-bin libopenmpi-dev procps)
+      libfabric-dev libpmix-dev hipcc libamdhip64-dev openmpi-bin libopenmpi-dev procps python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
