@@ -10,7 +10,8 @@
  *   sum_reduce  `bytes` of longs, summed              ref: every PE putmem its vector into slot me of every PE's
  *                                                          work array, barrier_all, local sum, barrier_all
  * usec: median time per call (method: bench.h); a batch times K back-to-back calls on every PE and ends with a
- * barrier that is inside the timing, so the slowest PE counts. The batches of a collective, its reference and the two memcpy references are
+ * barrier that is inside the timing, so the slowest PE counts. The batches of a collective, its reference and the
+ * two memcpy references are
  * interleaved, so that all see the same machine. vs_ref = ref_usec / usec (> 1: faster than put-then-barrier).
  * GB/s = bytes landing in each PE's dest per second: `bytes` for broadcast and sum_reduce, npes x `bytes` for
  * fcollect and alltoall. memcpy_GB/s: one memcpy of that many bytes between private buffers on PE 0 while the

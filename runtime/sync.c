@@ -14,9 +14,9 @@
 #define WAIT_SLEEP_MAX_NS 200000
 #define WAIT_RESCAN_NS 100000 /* how long a look at the peers' CPUs stays valid */
 static bool wait_oversubscribed;
-static int wait_cpu = -1;    /* the CPU of the last look, and what it found: */
-static bool wait_shared;
-static int64_t wait_scanned; /* ns */
+static _Thread_local int wait_cpu = -1; /* the CPU of this thread's last look, and what it found: */
+static _Thread_local bool wait_shared;
+static _Thread_local int64_t wait_scanned; /* ns */
 
 static int64_t wait_now(void) {
   struct timespec ts;
