@@ -10,7 +10,7 @@
  * bytes. CSV (--csv): test,bytes,usec,usec_p10,usec_p90,GB/s,Mops/s then benchmark-specific columns.
  *
  * Common options: --iters-scale F, --min-size BYTES, --max-size BYTES (powers of two from min to max),
- * --only NAME[,NAME...], --seed N, --csv.
+ * --only NAME[,NAME...], --seed N, --csv, --no-ref (bench_coll: no put-then-barrier and memcpy references).
  */
 #ifndef SHOAL_PERF_BENCH_H
 #define SHOAL_PERF_BENCH_H
@@ -36,6 +36,7 @@ static size_t min_size = 8, max_size = 4u << 20;
 static const char *only;
 static unsigned long seed = 1;
 static int barrier_in_timing; /* 1: a batch ends with a barrier inside the timing (collectives: the slowest PE) */
+static int no_ref;            /* --no-ref: measure the operation alone, not its references (faster runs) */
 static int prewarm;           /* 1: one untimed op(1, n) first puts the op's buffers in the state its calls leave */
 static long bench_bc_val;
 
@@ -165,7 +166,7 @@ static void bench_usage(const char *prog, const char *more) {
   if (me == 0)
     fprintf(stderr,
             "usage: %s [--iters-scale F] [--min-size BYTES] [--max-size BYTES] [--only NAME[,NAME...]] [--seed N] "
-            "[--csv]\n  tests: %s\n",
+            "[--csv] [--no-ref]\n  tests: %s\n",
             prog, more);
   shmem_finalize();
   exit(2);
@@ -185,6 +186,7 @@ static void bench_init(int argc, char **argv, const char *prog, const char *test
     else if (!strcmp(argv[i], "--min-size") && i + 1 < argc) min_size = strtoull(argv[++i], &end, 0);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoul(argv[++i], &end, 0);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--no-ref")) no_ref = 1;
     else bench_usage(prog, tests);
     if (end && (*end || scale <= 0 || max_size < 8 || min_size < 8 || min_size % 8 || min_size > max_size))
       bench_usage(prog, tests);

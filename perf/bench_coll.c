@@ -178,9 +178,10 @@ static void row(const char *test, size_t bytes, size_t dest_bytes, bench_stat s,
                 double mc, double mc_all) {
   char extra[256];
   double gbs = dest_bytes ? dest_bytes / s.med / 1e9 : 0;
-  double mgbs = dest_bytes ? dest_bytes / mc / 1e9 : 0, agbs = dest_bytes ? dest_bytes / mc_all / 1e9 : 0;
+  double mgbs = dest_bytes && mc ? dest_bytes / mc / 1e9 : 0;
+  double agbs = dest_bytes && mc_all ? dest_bytes / mc_all / 1e9 : 0;
   snprintf(extra, sizeof extra, csv ? ",%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f" : "%-9s %10.2f %6.2f %7.2f %6.2f %7.2f %6.2f",
-           refname, ref_s * 1e6, ref_s / s.med, mgbs, dest_bytes ? gbs / mgbs : 0, agbs, dest_bytes ? gbs / agbs : 0);
+           refname, ref_s * 1e6, ref_s / s.med, mgbs, mgbs ? gbs / mgbs : 0, agbs, agbs ? gbs / agbs : 0);
   bench_row(test, bytes, s, (double)dest_bytes, 1, extra);
 }
 
@@ -239,8 +240,8 @@ int main(int argc, char **argv) {
       size_t dest = colls[c].dest_npes ? n * (size_t)npes : n;
       bench_op ops[4] = {colls[c].op, colls[c].ref, op_memcpy, op_memcpy_all};
       size_t ns[4] = {n, n, dest, dest};
-      bench_stat t[4];
-      bench_measure_set(4, ops, ns, t);
+      bench_stat t[4] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+      bench_measure_set(no_ref ? 1 : 4, ops, ns, t);
       check(colls[c].name, colls[c].call, n);
       row(colls[c].name, n, dest, t[0], "put+barr", t[1].med, t[2].med, t[3].med);
     }
