@@ -9,9 +9,9 @@
  *   alltoall    `bytes` from every PE to every PE     ref: every PE putmem block j to PE j, barrier_all
  *   sum_reduce  `bytes` of longs, summed              ref: every PE putmem its vector into slot me of every PE's
  *                                                          work array, barrier_all, local sum, barrier_all
- * usec: median time per call. Every number is the MEDIAN of NBATCH batches; a batch times K back-to-back calls on
- * every PE (K calibrated so that a batch takes ~1 ms x --iters-scale) and ends with a barrier that is inside the
- * timing, so the slowest PE counts. The batches of a collective, its reference and the two memcpy references are
+ * usec: median time per call (method: bench.h); a batch times K back-to-back calls on every PE and ends with a
+ * barrier that is inside the timing, so the slowest PE counts. The batches of a collective, its reference and the
+ * two memcpy references are
  * interleaved, so that all see the same machine. vs_ref = ref_usec / usec (> 1: faster than put-then-barrier).
  * GB/s = bytes landing in each PE's dest per second: `bytes` for broadcast and sum_reduce, npes x `bytes` for
  * fcollect and alltoall. memcpy_GB/s: one memcpy of that many bytes between private buffers on PE 0 while the
@@ -19,17 +19,10 @@
  * (per-PE GB/s; with more PEs than cores this is what the machine can give each PE).
  * Each collective's result is checked once per size (a message on stderr and exit status 1 when wrong).
  *
- * Usage: bench_coll [--iters-scale F] [--min-size BYTES] [--max-size BYTES] [--only NAME] [--csv]
- *   --only: barrier, broadcast, fcollect, alltoall or sum_reduce (default: all)
+ * Usage: bench_coll [bench.h options]; --only: barrier, barrier_all, broadcast, fcollect, alltoall, sum_reduce
  * Build and run: oshcc -O2 perf/bench_coll.c -o bench_coll && oshrun -n 4 ./bench_coll   (see perf/README.md)
  */
-#define _POSIX_C_SOURCE 200809L
-#include <shmem.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include "bench.h"
 
 #if SHMEM_MAJOR_VERSION > 1 || (SHMEM_MAJOR_VERSION == 1 && SHMEM_MINOR_VERSION >= 5)
 #define TEAMS 1 /* team-based collectives (1.5) */
@@ -37,14 +30,9 @@
 #define TEAMS 0 /* active-set collectives (1.4) */
 #endif
 
-#define NBATCH 21
-#define KMAX (1L << 22)
-
-static int me, npes, csv, failed;
-static double target_s = 1e-3;
+static int failed;
 static char *sbuf, *dbuf, *wbuf; /* symmetric: max_size, npes x max_size, npes x max_size */
 static char *pa, *pb;            /* private, for memcpy */
-static long bc_val;
 static void *(*volatile memcpy_fn)(void *, const void *, size_t) = memcpy;
 #if !TEAMS
 static long pSync[2][SHMEM_REDUCE_SYNC_SIZE], pSyncB[SHMEM_BARRIER_SYNC_SIZE];
@@ -53,25 +41,7 @@ static int ps;
 static long *psync(void) { return pSync[ps ^= 1]; } /* alternate, as the 1.4 pSync rules ask */
 #endif
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static long bcast_long(long v) {
-  if (me == 0)
-    for (int pe = 1; pe < npes; pe++) shmem_long_p(&bc_val, v, pe);
-  if (me == 0) bc_val = v;
-  shmem_barrier_all();
-  long r = bc_val;
-  shmem_barrier_all();
-  return r;
-}
-
 /* ---- the operations: op(k, n) runs k calls on every PE ---- */
-typedef void (*op_fn)(long k, size_t n);
-
 static void coll_barrier(void) {
 #if TEAMS
   shmem_team_sync(SHMEM_TEAM_WORLD);
@@ -170,63 +140,6 @@ static void op_memcpy_all(long k, size_t n) {
   for (long i = 0; i < k; i++) memcpy_fn(i & 1 ? pa : pb, i & 1 ? pb : pa, n);
 }
 
-/* One batch of k calls on every PE, ending with a barrier inside the timing; PE 0 returns seconds per call. One
- * untimed call first puts the op's buffers in the state its own calls leave them in (caches, TLBs). */
-static double batch(op_fn op, long k, size_t n) {
-  op(1, n);
-  shmem_barrier_all();
-  double t0 = now();
-  op(k, n);
-  shmem_barrier_all();
-  return (now() - t0) / k;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* K for op: grow until a batch takes about target_s (also the warm-up). Collective; every PE gets PE 0's K. */
-static long calibrate(op_fn op, size_t n) {
-  long k = 1;
-  for (;;) {
-    double t = batch(op, k, n), batch_s = t * k;
-    long next = 0;
-    if (me == 0 && batch_s < 0.5 * target_s && k < KMAX) {
-      double g = batch_s > 0 ? target_s / batch_s : 16;
-      next = (long)(k * (g > 16 ? 16 : g < 2 ? 2 : g));
-    } else if (me == 0) {
-      next = -(long)(target_s / t + 1);
-    }
-    next = bcast_long(next);
-    if (next < 0) return -next > KMAX ? KMAX : -next;
-    k = next;
-  }
-}
-
-/* Median seconds per call of each of the m operations ops[i] (on ns[i] bytes), meaningful on PE 0. Their batches
- * are interleaved so that all see the same machine (a loaded or migrating VM shifts every timing; their ratios
- * stay). Collective. */
-static void measure_set(int m, op_fn *ops, const size_t *ns, double *out) {
-  long k[4];
-  double t[4][NBATCH];
-  for (int i = 0; i < m; i++) k[i] = calibrate(ops[i], ns[i]);
-  unsigned x = 12345; /* the same pseudo-random order of the m ops in every round on every PE */
-  for (int b = 0; b < NBATCH; b++) {
-    int order[4] = {0, 1, 2, 3};
-    for (int j = m - 1; j > 0; j--) { /* Fisher-Yates: each op follows each other op about equally often */
-      x = x * 1103515245u + 12345u;
-      int r = (int)((x >> 16) % (unsigned)(j + 1)), tmp = order[j];
-      order[j] = order[r], order[r] = tmp;
-    }
-    for (int j = 0; j < m; j++) t[order[j]][b] = batch(ops[order[j]], k[order[j]], ns[order[j]]);
-  }
-  for (int i = 0; i < m; i++) {
-    qsort(t[i], NBATCH, sizeof t[i][0], cmp_double);
-    out[i] = t[i][NBATCH / 2];
-  }
-}
-
 /* ---- checks: one call with known inputs, every PE looks at its dest ---- */
 static long val(int pe, size_t i) { return (long)(pe + 1) * 1000003L + (long)i; }
 
@@ -260,53 +173,28 @@ static void check(const char *name, void (*call)(size_t), size_t n) {
   shmem_barrier_all();
 }
 
-static void row(const char *test, size_t bytes, size_t dest_bytes, double s, const char *refname, double ref_s,
+/* A row with the put-then-barrier reference and the memcpy references (PE 0). */
+static void row(const char *test, size_t bytes, size_t dest_bytes, bench_stat s, const char *refname, double ref_s,
                 double mc, double mc_all) {
-  if (me != 0) return;
-  double us = s * 1e6, gbs = dest_bytes ? dest_bytes / s / 1e9 : 0;
-  double mgbs = dest_bytes ? dest_bytes / mc / 1e9 : 0, agbs = dest_bytes ? dest_bytes / mc_all / 1e9 : 0;
-  if (csv) {
-    printf("%s,%zu,%.4f,%.4f,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", test, bytes, us, gbs, refname, ref_s * 1e6,
-           ref_s / s, mgbs, dest_bytes ? gbs / mgbs : 0, agbs, dest_bytes ? gbs / agbs : 0);
-  } else if (dest_bytes) {
-    printf("%-11s %8zu %10.2f %7.2f %-9s %10.2f %6.2f %7.2f %6.2f %7.2f %6.2f\n", test, bytes, us, gbs, refname,
-           ref_s * 1e6, ref_s / s, mgbs, gbs / mgbs, agbs, gbs / agbs);
-  } else {
-    printf("%-11s %8s %10.2f %7s %-9s %10.2f %6.2f %7s %6s %7s %6s\n", test, "-", us, "-", refname, ref_s * 1e6,
-           ref_s / s, "-", "-", "-", "-");
-  }
-  fflush(stdout);
-}
-
-static void usage(void) {
-  if (me == 0)
-    fprintf(stderr, "usage: bench_coll [--iters-scale F] [--min-size BYTES] [--max-size BYTES] [--only NAME] [--csv]\n");
-  shmem_finalize();
-  exit(2);
+  char extra[256];
+  double gbs = dest_bytes ? dest_bytes / s.med / 1e9 : 0;
+  double mgbs = dest_bytes && mc ? dest_bytes / mc / 1e9 : 0;
+  double agbs = dest_bytes && mc_all ? dest_bytes / mc_all / 1e9 : 0;
+  snprintf(extra, sizeof extra, csv ? ",%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f" : "%-9s %10.2f %6.2f %7.2f %6.2f %7.2f %6.2f",
+           refname, ref_s * 1e6, ref_s / s.med, mgbs, mgbs ? gbs / mgbs : 0, agbs, agbs ? gbs / agbs : 0);
+  bench_row(test, bytes, s, (double)dest_bytes, 1, extra);
 }
 
 int main(int argc, char **argv) {
-  size_t max_size = 4u << 20, min_size = 8;
-  double scale = 1.0;
-  const char *only = NULL;
 #if !TEAMS
   for (int k = 0; k < SHMEM_REDUCE_SYNC_SIZE; k++) pSync[0][k] = pSync[1][k] = SHMEM_SYNC_VALUE;
   for (int k = 0; k < SHMEM_BARRIER_SYNC_SIZE; k++) pSyncB[k] = SHMEM_SYNC_VALUE;
 #endif
-  shmem_init();
-  me = shmem_my_pe();
-  npes = shmem_n_pes();
-  for (int i = 1; i < argc; i++) {
-    char *end = NULL;
-    if (!strcmp(argv[i], "--csv")) csv = 1;
-    else if (!strcmp(argv[i], "--iters-scale") && i + 1 < argc) scale = strtod(argv[++i], &end);
-    else if (!strcmp(argv[i], "--max-size") && i + 1 < argc) max_size = strtoull(argv[++i], &end, 0);
-    else if (!strcmp(argv[i], "--min-size") && i + 1 < argc) min_size = strtoull(argv[++i], &end, 0);
-    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-    else usage();
-    if (end && (*end || scale <= 0 || max_size < 8 || min_size < 8 || min_size % 8)) usage();
-  }
-  target_s *= scale;
+  barrier_in_timing = prewarm = 1;
+  bench_init(argc, argv, "bench_coll", "barrier barrier_all broadcast fcollect alltoall sum_reduce",
+             ",ref,ref_usec,vs_ref,memcpy_GB/s,vs_memcpy,memcpy_all_GB/s,vs_memcpy_all");
+  if (me == 0) printf("# %s collectives; GB/s = bytes into each PE's dest; vs_ref = ref_usec / usec\n",
+                      TEAMS ? "team (1.5)" : "active-set (1.4)");
   size_t big = (size_t)npes * max_size;
   sbuf = shmem_malloc(big);
   dbuf = shmem_malloc(big);
@@ -320,33 +208,24 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_coll: PE %d: cannot allocate 5 x %zu bytes\n", me, big);
     shmem_global_exit(1);
   }
-  for (size_t i = 0; i < big; i++) sbuf[i] = dbuf[i] = wbuf[i] = pa[i] = pb[i] = (char)(i * 7 + me);
+  bench_fill(sbuf, big, 1);
+  bench_fill(dbuf, big, 2);
+  bench_fill(wbuf, big, 3);
+  bench_fill(pa, big, 4);
+  bench_fill(pb, big, 5);
   shmem_barrier_all();
 
-  if (me == 0) {
-    char name[SHMEM_MAX_NAME_LEN];
-    int major, minor;
-    shmem_info_get_name(name);
-    shmem_info_get_version(&major, &minor);
-    printf("# bench_coll: implementation \"%s\", OpenSHMEM %d.%d (header %d.%d), %d PEs, %s collectives\n", name,
-           major, minor, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION, npes, TEAMS ? "team (1.5)" : "active-set (1.4)");
-    printf("# median of %d batches of K calls, K such that a batch takes ~%.2f ms; GB/s = 1e9 B/s into each PE's "
-           "dest; vs_ref = ref_usec / usec\n", NBATCH, target_s * 1e3);
-    printf(csv ? "test,bytes,usec,GB/s,ref,ref_usec,vs_ref,memcpy_GB/s,vs_memcpy,memcpy_all_GB/s,vs_memcpy_all\n"
-               : "%-11s %8s %10s %7s %-9s %10s %6s %7s %6s %7s %6s\n",
-           "test", "bytes", "usec", "GB/s", "ref", "ref_usec", "vs_ref", "memcpy", "vs_mc", "mc_all", "vs_all");
-  }
-  if (!only || !strcmp(only, "barrier")) {
-    op_fn ops[2] = {op_barrier, op_barrier_all};
+  if (bench_selected("barrier") || bench_selected("barrier_all")) {
+    bench_op ops[2] = {op_barrier, op_barrier_all};
     size_t ns[2] = {0, 0};
-    double t[2];
-    measure_set(2, ops, ns, t);
-    row("barrier", 0, 0, t[0], "barr_all", t[1], 0, 0);
+    bench_stat t[2];
+    bench_measure_set(2, ops, ns, t);
+    if (bench_selected("barrier")) row("barrier", 0, 0, t[0], "barr_all", t[1].med, 0, 0);
+    if (bench_selected("barrier_all")) row("barrier_all", 0, 0, t[1], "barrier", t[0].med, 0, 0);
   }
-
   static const struct {
     const char *name;
-    op_fn op, ref;
+    bench_op op, ref;
     void (*call)(size_t);
     int dest_npes; /* dest bytes = bytes x npes */
   } colls[] = {
@@ -356,15 +235,15 @@ int main(int argc, char **argv) {
     {"sum_reduce", op_reduce, op_reduce_ref, coll_reduce, 0},
   };
   for (int c = 0; c < 4; c++) {
-    if (only && strcmp(only, colls[c].name)) continue;
+    if (!bench_selected(colls[c].name)) continue;
     for (size_t n = min_size; n <= max_size; n *= 2) {
       size_t dest = colls[c].dest_npes ? n * (size_t)npes : n;
-      op_fn ops[4] = {colls[c].op, colls[c].ref, op_memcpy, op_memcpy_all};
+      bench_op ops[4] = {colls[c].op, colls[c].ref, op_memcpy, op_memcpy_all};
       size_t ns[4] = {n, n, dest, dest};
-      double t[4];
-      measure_set(4, ops, ns, t);
+      bench_stat t[4] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+      bench_measure_set(no_ref ? 1 : 4, ops, ns, t);
       check(colls[c].name, colls[c].call, n);
-      row(colls[c].name, n, dest, t[0], "put+barr", t[1], t[2], t[3]);
+      row(colls[c].name, n, dest, t[0], "put+barr", t[1].med, t[2].med, t[3].med);
     }
   }
   shmem_barrier_all();

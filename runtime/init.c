@@ -232,12 +232,6 @@ static void topo_init(const char *routine) {
   hwloc_topology_destroy(t);
 }
 
-static int cpus_available(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set)) return (int)sysconf(_SC_NPROCESSORS_ONLN);
-  return CPU_COUNT(&set);
-}
-
 /* Module hooks, each in its own file. */
 shoal_status_t shoal_static_init(void);
 void shoal_static_fini(void);
@@ -272,7 +266,8 @@ static void init_common(const char *routine, int requested) {
   }
   shoal_g.npes = shoal_g.boot.size;
   shoal_g.thread_level = requested;
-  shoal_g.spin = shoal_env.spin > 0 ? shoal_env.spin : (shoal_g.boot.local_size > cpus_available() ? 64 : 1 << 14);
+  shoal_g.spin = shoal_env.spin;
+  shoal_wait_init(shoal_g.boot.local_size > sysconf(_SC_NPROCESSORS_ONLN)); /* bound PEs see one CPU each */
   if (heap_init(routine)) shoal_fatal(routine, "cannot set up the symmetric heap");
   if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
   if (shoal_tl_setup(routine)) shoal_fatal(routine, "cannot reach every PE (the line above says why)");

@@ -202,6 +202,7 @@ typedef struct shoal_space {
 #define SHOAL_BARRIER_ROUNDS 32
 typedef struct shoal_sync_area {
   _Alignas(SHOAL_CACHELINE) _Atomic uint64_t bar_flag[SHOAL_BARRIER_ROUNDS][8]; /* one cache line per round */
+  _Alignas(SHOAL_CACHELINE) _Atomic int cpu; /* 1 + the CPU this PE last waited on (0: none yet); peers read it */
 } shoal_sync_area_t;
 #define SHOAL_INTERNAL_SIZE ((size_t)4 << 20) /* bytes reserved before the user heap for runtime use */
 #define SHOAL_HEAP_MAX_ALIGN ((size_t)1 << 30) /* the user heap starts on such a boundary: shmem_align's limit */
@@ -239,7 +240,7 @@ typedef struct shoal_state {
   const struct shoal_tl_ops **tl_of; /* [npes] the transport that reaches each PE (shm for this PE itself) */
   const struct shoal_tl_ops *tl;     /* the transport between nodes when some peer needs it, else NULL */
   uint64_t barrier_epoch;
-  long spin;                    /* polls before sched_yield */
+  long spin;                    /* SHOAL_SPIN: polls before each yield; -1: adaptive (shoal_wait_step) */
 } shoal_state_t;
 extern shoal_state_t shoal_g;
 
@@ -296,8 +297,24 @@ _Noreturn void shoal_ctx_invalid(const char *routine, shmem_ctx_t ctx);
   } while (0)
 _Noreturn void shoal_check_init_fail(const char *routine);
 
-/* ---- waiting: spin briefly, then yield so that an oversubscribed node makes progress ---- */
-void shoal_yield(void);
+/* ---- waiting (sync.c): poll, then back off so that a PE sharing the CPU can run ----
+ * A wait polls cond with a pause between polls and calls shoal_wait_step every SHOAL_WAIT_CHECK polls (about 1 us).
+ * Its first step notes the CPU it runs on where the node's PEs can see it, and looks whether another PE of the job
+ * last waited on the same CPU (whatever the affinity masks say: the kernel may put two unbound PEs on one core when
+ * other work runs). Then it spins for a time, 0.5 us when a PE shares its CPU (that PE needs the CPU to make the
+ * progress this one waits for) and 50 us otherwise (a yield would hand the CPU to unrelated work), then yields the
+ * CPU at each step, and after a millisecond of yields without progress sleeps a little (a yield alone keeps the CPU
+ * busy, so neither a PE queued behind another busy task nor the load balancer gets it). A wait satisfied within the
+ * first SHOAL_WAIT_CHECK polls (the bound fast case) reads no clock. SHOAL_SPIN=N fixes N polls before each yield
+ * instead (no sleeping). */
+typedef struct shoal_wait {
+  int64_t t0;    /* ns at the first step (0: none yet) */
+  int64_t spin;  /* ns to spin before yielding */
+  long polls;    /* since the last yield (fixed SHOAL_SPIN) */
+} shoal_wait_t;
+#define SHOAL_WAIT_CHECK 32
+void shoal_wait_init(bool oversubscribed); /* PEs outnumber this PE's CPUs: always spin the short time */
+void shoal_wait_step(shoal_wait_t *w);
 #if defined(__x86_64__) || defined(__i386__)
 #define SHOAL_CPU_RELAX() __builtin_ia32_pause()
 #elif defined(__aarch64__)
@@ -307,13 +324,15 @@ void shoal_yield(void);
 #endif
 #define SHOAL_WAIT_WHILE(cond)                                                                                        \
   do {                                                                                                                 \
-    long shoal_spins_ = 0;                                                                                             \
-    while (cond) {                                                                                                     \
-      if (++shoal_spins_ >= shoal_g.spin) {                                                                            \
-        shoal_yield();                                                                                                 \
-        shoal_spins_ = 0;                                                                                              \
-      } else                                                                                                           \
-        SHOAL_CPU_RELAX();                                                                                        \
+    if (cond) {                                                                                                        \
+      shoal_wait_t shoal_w_ = {0};                                                                                     \
+      unsigned shoal_n_ = 0;                                                                                           \
+      do {                                                                                                             \
+        if (SHOAL_LIKELY(++shoal_n_ % SHOAL_WAIT_CHECK))                                                               \
+          SHOAL_CPU_RELAX();                                                                                           \
+        else                                                                                                           \
+          shoal_wait_step(&shoal_w_);                                                                                  \
+      } while (cond);                                                                                                  \
     }                                                                                                                  \
   } while (0)
 

@@ -4,8 +4,71 @@
 #include "transport.h"
 
 #include <sched.h>
+#include <time.h>
 
-void shoal_yield(void) { sched_yield(); }
+/* Waiting (model in shoal.h). The numbers come from this 2-vCPU VM (docs/performance.md): a sched_yield that finds
+ * nobody else to run returns in ~0.3-1 us; WAIT_SPIN_NS covers every wait of a bound PE pair up to large collectives,
+ * and past it a yield every microsecond costs a bound PE nothing measurable (nobody else is there to run). */
+#define WAIT_SHARED_NS 500    /* spin before yielding when a PE shares this CPU: the first or second step yields */
+#define WAIT_SPIN_NS 50000    /* spin before yielding otherwise */
+#define WAIT_YIELD_NS 1000000 /* yields without progress before sleeping */
+#define WAIT_SLEEP_MAX_NS 200000
+#define WAIT_RESCAN_NS 100000 /* how long a look at the peers' CPUs stays valid */
+static bool wait_oversubscribed;
+static _Thread_local int wait_cpu = -1; /* the CPU of this thread's last look, and what it found: */
+static _Thread_local bool wait_shared;
+static _Thread_local int64_t wait_scanned; /* ns */
+
+static int64_t wait_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void shoal_wait_init(bool oversubscribed) { wait_oversubscribed = oversubscribed; }
+
+/* Did another PE of this node last wait on CPU cpu? Publishes ours first. Racy by design (threads, stale reports):
+ * a wrong answer only costs a few yields or a longer spin. */
+static bool wait_cpu_shared(int64_t t) {
+  int cpu = sched_getcpu();
+  if (cpu == wait_cpu && t - wait_scanned < WAIT_RESCAN_NS) return wait_shared;
+  shoal_sync_area_t *sync = shoal_g.sync;
+  if (!sync || !shoal_g.peer_heap) return false;
+  atomic_store_explicit(&sync->cpu, cpu + 1, memory_order_relaxed);
+  size_t off = (size_t)((char *)&sync->cpu - shoal_g.heap_base);
+  bool shared = false;
+  for (int p = 0; p < shoal_g.npes && !shared; p++)
+    if (p != shoal_g.me && shoal_g.peer_heap[p])
+      shared = atomic_load_explicit((_Atomic int *)(shoal_g.peer_heap[p] + off), memory_order_relaxed) == cpu + 1;
+  wait_cpu = cpu, wait_shared = shared, wait_scanned = t;
+  return shared;
+}
+
+void shoal_wait_step(shoal_wait_t *w) {
+  if (shoal_g.spin > 0) { /* fixed SHOAL_SPIN: yield every spin polls */
+    if ((w->polls += SHOAL_WAIT_CHECK) >= shoal_g.spin) {
+      w->polls = 0;
+      sched_yield();
+    }
+    return;
+  }
+  int64_t t = wait_now();
+  if (!w->t0) {
+    w->t0 = t;
+    w->spin = wait_oversubscribed || wait_cpu_shared(t) ? WAIT_SHARED_NS : WAIT_SPIN_NS;
+    return;
+  }
+  int64_t waited = t - w->t0;
+  if (waited < w->spin) return;
+  if (waited < WAIT_YIELD_NS) {
+    sched_yield();
+    return;
+  }
+  /* Sleep a thirty-second of the time waited so far: at most ~3% (plus the timer slack) on top of a long wait. */
+  int64_t ns = waited / 32 < WAIT_SLEEP_MAX_NS ? waited / 32 : WAIT_SLEEP_MAX_NS;
+  struct timespec ts = {0, (long)ns};
+  nanosleep(&ts, NULL);
+}
 
 /* Hook for transports with outstanding operations (GPU streams, libfabric): NULL when everything is synchronous. */
 void (*shoal_quiet_hook)(void);
