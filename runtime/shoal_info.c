@@ -54,7 +54,7 @@ static void build_options(void) {
 }
 
 /* A backend compiled in: how many devices its runtime reports here, and each one's bus id and multiprocessors. */
-static void gpu_backend(const char *name, const shoal_gpu_ops_t *ops) {
+static __attribute__((unused)) void gpu_backend(const char *name, const shoal_gpu_ops_t *ops) {
   char key[64];
   int n = 0;
   if (!ops || !ops->device_count || ops->device_count(&n)) n = 0;

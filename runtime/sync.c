@@ -45,6 +45,9 @@ static bool wait_cpu_shared(int64_t t) {
 }
 
 void shoal_wait_step(shoal_wait_t *w) {
+  /* A PE waiting on its own memory serves its peers of other nodes meanwhile (their gets, puts and AMOs to it move
+   * on at once, not after the transport's progress thread wakes up). */
+  if (SHOAL_UNLIKELY(shoal_g.tl != NULL)) shoal_g.tl->progress();
   if (shoal_g.spin > 0) { /* fixed SHOAL_SPIN: yield every spin polls */
     if ((w->polls += SHOAL_WAIT_CHECK) >= shoal_g.spin) {
       w->polls = 0;
@@ -60,7 +63,8 @@ void shoal_wait_step(shoal_wait_t *w) {
   }
   int64_t waited = t - w->t0;
   if (waited < w->spin) return;
-  if (waited < WAIT_YIELD_NS) {
+  /* With peers on other nodes, keep serving them (no sleep: their latency would be this PE's wake-up). */
+  if (waited < WAIT_YIELD_NS || shoal_g.tl) {
     sched_yield();
     return;
   }
