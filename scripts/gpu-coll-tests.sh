@@ -48,9 +48,12 @@ if [ "${1:-}" = "--bundle" ]; then
     mkdir -p "$b/gt/runtime" "$b/gt/tests/gpu" "$b/gt/perf"
     cp "$build/runtime/oshrun" "$b/gt/runtime/"
     cp -P "$build"/runtime/libshoal.so "$build"/runtime/libshoal.so.0 "$build"/runtime/libshoal.so.0.1.0 "$b/gt/runtime/"
-    for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bad gpu_host_amo gpu_fake; do
+    for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bad gpu_host_amo gpu_fake gpu_units \
+             gpu_teams; do
       [ -x "$build/tests/gpu/$t" ] && cp "$build/tests/gpu/$t" "$b/gt/tests/gpu/"
     done
+    mkdir -p "$b/gt/examples"
+    [ -x "$build/examples/porting_ring" ] && cp "$build/examples/porting_ring" "$b/gt/examples/"
     [ -x "$build/perf/bench_gpu" ] && cp "$build/perf/bench_gpu" "$b/gt/perf/"
   fi
   du -sh "$b"
