@@ -342,7 +342,7 @@ void shoal_rma_get(const char *routine, void *dest, const void *src, size_t nbyt
 void shoal_rma_put_nbi(const char *routine, void *dest, const void *src, size_t nbytes, int pe);
 
 /* ---- barrier, fence, quiet (sync.c) ---- */
-extern void (*shoal_quiet_hook)(void);
+extern void (*shoal_quiet_hook)(void), (*shoal_fence_hook)(void); /* NULL, or the transport's (transport.c) */
 void shoal_barrier_world(void);
 
 /* ---- topology in the runtime (init.c) ---- */

@@ -76,11 +76,12 @@ void shoal_wait_step(shoal_wait_t *w) {
 
 /* Hook for transports with outstanding operations (GPU streams, libfabric): NULL when everything is synchronous. */
 void (*shoal_quiet_hook)(void);
+void (*shoal_fence_hook)(void);
 
 void shmem_fence(void) {
   SHOAL_CHECK_INIT("shmem_fence");
   atomic_thread_fence(memory_order_release); /* stores to each peer's mapping become visible in order */
-  if (SHOAL_UNLIKELY(shoal_g.tl != NULL)) shoal_tl_fence("shmem_fence");
+  if (shoal_fence_hook) shoal_fence_hook();
 }
 
 /* On SHMEM_CTX_INVALID, quiet and fence perform no operation (spec 1.5 9.11), as shmem_ctx_destroy does. */
@@ -93,8 +94,7 @@ void shmem_ctx_fence(shmem_ctx_t ctx) {
 
 void shmem_quiet(void) {
   SHOAL_CHECK_INIT("shmem_quiet");
-  if (shoal_quiet_hook) shoal_quiet_hook();
-  if (SHOAL_UNLIKELY(shoal_g.tl != NULL)) shoal_tl_quiet("shmem_quiet");
+  if (shoal_quiet_hook) shoal_quiet_hook(); /* the transport between nodes (transport.c), when one runs */
   atomic_thread_fence(memory_order_seq_cst);
 }
 
