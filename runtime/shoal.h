@@ -282,9 +282,10 @@ _Noreturn void shoal_check_init_fail(const char *routine);
  * last waited on the same CPU (whatever the affinity masks say: the kernel may put two unbound PEs on one core when
  * other work runs). When a PE shares its CPU it yields at once and at every step (that PE may need the CPU to make
  * the progress this one waits for); otherwise it spins 50 us first (a yield would hand the CPU to unrelated work,
- * a busy task on a bound PE's core, for a whole slice), then yields the CPU at each step, and after a millisecond of yields without progress sleeps a little (a yield alone keeps the CPU
- * busy, so neither a PE queued behind another busy task nor the load balancer gets it). A wait satisfied within the
- * first SHOAL_WAIT_CHECK polls (the bound fast case) reads no clock. SHOAL_SPIN=N fixes N polls before each yield
+ * a busy task on a bound PE's core, for a whole slice), then yields the CPU at each step, and after a millisecond
+ * of yields without progress sleeps a little (a yield alone keeps the CPU busy, so neither a PE queued behind
+ * another busy task nor the load balancer gets it). A wait satisfied within the first SHOAL_WAIT_CHECK polls (the
+ * bound fast case) reads no clock. SHOAL_SPIN=N fixes N polls before each yield
  * instead (no sleeping). */
 typedef struct shoal_wait {
   int64_t t0;    /* ns at the first step (0: none yet) */
