@@ -301,11 +301,12 @@ _Noreturn void shoal_check_init_fail(const char *routine);
  * A wait polls cond with a pause between polls and calls shoal_wait_step every SHOAL_WAIT_CHECK polls (about 1 us).
  * Its first step notes the CPU it runs on where the node's PEs can see it, and looks whether another PE of the job
  * last waited on the same CPU (whatever the affinity masks say: the kernel may put two unbound PEs on one core when
- * other work runs). Then it spins for a time, 0.5 us when a PE shares its CPU (that PE needs the CPU to make the
- * progress this one waits for) and 50 us otherwise (a yield would hand the CPU to unrelated work), then yields the
- * CPU at each step, and after a millisecond of yields without progress sleeps a little (a yield alone keeps the CPU
- * busy, so neither a PE queued behind another busy task nor the load balancer gets it). A wait satisfied within the
- * first SHOAL_WAIT_CHECK polls (the bound fast case) reads no clock. SHOAL_SPIN=N fixes N polls before each yield
+ * other work runs). When a PE shares its CPU it yields at once and at every step (that PE may need the CPU to make
+ * the progress this one waits for); otherwise it spins 50 us first (a yield would hand the CPU to unrelated work,
+ * a busy task on a bound PE's core, for a whole slice), then yields the CPU at each step, and after a millisecond
+ * of yields without progress sleeps a little (a yield alone keeps the CPU busy, so neither a PE queued behind
+ * another busy task nor the load balancer gets it). A wait satisfied within the first SHOAL_WAIT_CHECK polls (the
+ * bound fast case) reads no clock. SHOAL_SPIN=N fixes N polls before each yield
  * instead (no sleeping). */
 typedef struct shoal_wait {
   int64_t t0;    /* ns at the first step (0: none yet) */
@@ -313,7 +314,7 @@ typedef struct shoal_wait {
   long polls;    /* since the last yield (fixed SHOAL_SPIN) */
 } shoal_wait_t;
 #define SHOAL_WAIT_CHECK 32
-void shoal_wait_init(bool oversubscribed); /* PEs outnumber this PE's CPUs: always spin the short time */
+void shoal_wait_init(bool oversubscribed); /* PEs outnumber the node's CPUs: always wait as if sharing one */
 void shoal_wait_step(shoal_wait_t *w);
 #if defined(__x86_64__) || defined(__i386__)
 #define SHOAL_CPU_RELAX() __builtin_ia32_pause()

@@ -9,7 +9,7 @@
 /* Waiting (model in shoal.h). The numbers come from this 2-vCPU VM (docs/performance.md): a sched_yield that finds
  * nobody else to run returns in ~0.3-1 us; WAIT_SPIN_NS covers every wait of a bound PE pair up to large collectives,
  * and past it a yield every microsecond costs a bound PE nothing measurable (nobody else is there to run). */
-#define WAIT_SHARED_NS 500    /* spin before yielding when a PE shares this CPU: the first or second step yields */
+#define WAIT_SHARED_NS 500    /* when a PE shares this CPU: yield at the first step and every later one */
 #define WAIT_SPIN_NS 50000    /* spin before yielding otherwise */
 #define WAIT_YIELD_NS 1000000 /* yields without progress before sleeping */
 #define WAIT_SLEEP_MAX_NS 200000
@@ -59,6 +59,7 @@ void shoal_wait_step(shoal_wait_t *w) {
   if (!w->t0) {
     w->t0 = t;
     w->spin = wait_oversubscribed || wait_cpu_shared(t) ? WAIT_SHARED_NS : WAIT_SPIN_NS;
+    if (w->spin == WAIT_SHARED_NS) sched_yield(); /* the PE sharing this CPU may be the one to wait for */
     return;
   }
   int64_t waited = t - w->t0;
