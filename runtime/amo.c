@@ -63,10 +63,6 @@ static uint64_t amo_host(void *p, int op, size_t size, uint64_t v, uint64_t c) {
   AMO_HOST(uint64_t);
 }
 
-/* Everything off the inline path, in one call: objects in other host spaces, on the device heap, or a fatal error.
- * Values travel as their bits (every AMO type is 4 or 8 bytes; little-endian: the low bytes); the old value is
- * returned and, when fetch is not NULL, stored there. One out-of-line call with nothing live after it keeps the
- * inline bodies free of saved registers. */
 /* The transport's op for a GPU_AMO op (with AMO_NOFETCH: the non-fetching form where the spec has one). */
 static int tl_op(int op) {
   static const unsigned char fetching[] = {SHOAL_TL_AMO_FETCH, SHOAL_TL_AMO_SET, SHOAL_TL_AMO_SWAP, SHOAL_TL_AMO_CSWAP,
@@ -77,32 +73,30 @@ static int tl_op(int op) {
   return op & AMO_NOFETCH ? plain[op & 0xff] : fetching[op & 0xff];
 }
 
+/* Everything off the inline path: a PE of another node (the transport), objects in other host spaces, on the device
+ * heap, or a fatal error naming rt and arg (a misaligned or NULL addr never reaches the transport). */
+static uint64_t amo_off_path(const char *rt, const char *arg, const void *addr, size_t size, int op, uint64_t v,
+                             uint64_t c, int pe) {
+  if (addr && !((uintptr_t)addr & (size - 1)) && shoal_space_far(shoal_space_find(addr, size, NULL), pe))
+    return shoal_tl_amo(rt, pe, addr, size, tl_op(op), v, c);
+  void *p = shoal_amo_addr_slow(rt, arg, addr, size, pe, true);
+  return p ? amo_host(p, op & 0xff, size, v, c) : amo_dev(rt, arg, addr, op & 0xff, size, v, c, pe);
+}
+
 uint64_t shoal_amo_bits(const char *rt, const char *arg, const void *addr, size_t size, int op, uint64_t v, uint64_t c,
                         int pe) {
   void *p;
   if (shoal_amo_fast(rt, addr, size, pe, &p)) return amo_host(p, op & 0xff, size, v, c);
-  if (addr && !((uintptr_t)addr & (size - 1))) {
-    shoal_space_t *s = shoal_space_find(addr, size, NULL);
-    if (s && s->lim && !s->lim[pe]) return shoal_tl_amo(rt, pe, addr, size, tl_op(op), v, c);
-  }
-  p = shoal_amo_addr_slow(rt, arg, addr, size, pe, true);
-  return p ? amo_host(p, op & 0xff, size, v, c) : amo_dev(rt, arg, addr, op & 0xff, size, v, c, pe);
+  return amo_off_path(rt, arg, addr, size, op, v, c, pe);
 }
 
+/* The AMO bodies' slow path, in one call: values travel as their bits (every AMO type is 4 or 8 bytes; little-endian:
+ * the low bytes); the old value is returned and, when fetch is not NULL, stored there. One out-of-line call with
+ * nothing live after it keeps the inline bodies free of saved registers. */
 __attribute__((noinline, cold)) static uint64_t amo_slow(const char *rt, const char *arg, const void *addr,
                                                          size_t size, int op, uint64_t v, uint64_t c, int pe,
                                                          void *fetch) {
-  if (addr && !((uintptr_t)addr & (size - 1))) { /* else the checks below name the fault */
-    shoal_space_t *s = shoal_space_find(addr, size, NULL);
-    if (s && s->lim && !s->lim[pe]) {
-      uint64_t old = shoal_tl_amo(rt, pe, addr, size, tl_op(op), v, c);
-      if (fetch) memcpy(fetch, &old, size);
-      return old;
-    }
-  }
-  op &= 0xff;
-  void *p = shoal_amo_addr_slow(rt, arg, addr, size, pe, true);
-  const uint64_t old = p ? amo_host(p, op, size, v, c) : amo_dev(rt, arg, addr, op, size, v, c, pe);
+  const uint64_t old = amo_off_path(rt, arg, addr, size, op, v, c, pe);
   if (fetch) memcpy(fetch, &old, size);
   return old;
 }

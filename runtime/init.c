@@ -367,14 +367,14 @@ void *shmem_ptr(const void *dest, int pe) {
   if (!shmem_pe_accessible(pe)) return NULL;
   size_t off;
   shoal_space_t *s = shoal_space_find(dest, 1, &off);
-  if (!s || !s->delta || s->device || (s->lim && !s->lim[pe])) return NULL;
+  if (!s || !s->delta || s->device || shoal_space_far(s, pe)) return NULL;
   return (char *)dest + s->delta[pe];
 }
 
 void *shoal_xlate_slow(const void *addr, size_t n, int pe, const char *routine, const char *arg) {
   size_t off;
   shoal_space_t *s = shoal_space_find(addr, n, &off);
-  if (s && s->delta && !(s->lim && !s->lim[pe])) return (char *)addr + s->delta[pe];
+  if (s && s->delta && !shoal_space_far(s, pe)) return (char *)addr + s->delta[pe];
   if (s) return NULL; /* reachable, but only through the space's put/get or the transport */
   if (shoal_space_find(addr, 1, NULL))
     shoal_fatal(routine, "%s %p + %zu bytes runs past the end of its symmetric region", arg, addr, n);

@@ -211,8 +211,7 @@ static void put_signal(const char *rt, void *dest, const void *src, size_t nbyte
     shoal_fatal(rt, "sig_op %d is not SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", sig_op);
   void *q;
   if (SHOAL_UNLIKELY(!shoal_amo_fast(rt, sig_addr, sizeof(uint64_t), pe, &q))) {
-    shoal_space_t *s = sig_addr ? shoal_space_find(sig_addr, sizeof(uint64_t), NULL) : NULL;
-    if (s && s->lim && !s->lim[pe]) {
+    if (sig_addr && shoal_space_far(shoal_space_find(sig_addr, sizeof(uint64_t), NULL), pe)) {
       put_signal_tl(rt, dest, src, nbytes, sig_addr, signal, sig_op, pe, nbi);
       return;
     }

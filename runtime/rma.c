@@ -13,7 +13,7 @@ static void put_slow(const char *routine, void *dest, const void *src, size_t n,
   size_t off;
   shoal_space_t *s = shoal_space_find(dest, n, &off);
   if (!s) shoal_xlate_slow(dest, n, pe, routine, "dest"); /* fatal, with the reason */
-  if (s->lim && !s->lim[pe]) {
+  if (shoal_space_far(s, pe)) {
     shoal_tl_put(routine, pe, dest, src, n, nbi);
     return;
   }
@@ -30,7 +30,7 @@ static void get_slow(const char *routine, void *dest, const void *src, size_t n,
   size_t off;
   shoal_space_t *s = shoal_space_find(src, n, &off);
   if (!s) shoal_xlate_slow(src, n, pe, routine, "source");
-  if (s->lim && !s->lim[pe]) {
+  if (shoal_space_far(s, pe)) {
     shoal_tl_get(routine, pe, src, dest, n, nbi);
     return;
   }

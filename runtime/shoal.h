@@ -197,6 +197,9 @@ typedef struct shoal_space {
   shoal_status_t (*get)(struct shoal_space *s, int pe, size_t off, void *dst, size_t n);
   void *priv;
 } shoal_space_t;
+/* pe's instance of space s is reached through the transport between nodes (no load/store mapping here); false for a
+ * NULL s. */
+static inline bool shoal_space_far(const shoal_space_t *s, int pe) { return s && s->lim && !s->lim[pe]; }
 
 /* ---- internal symmetric area (sync.c): flags for barriers, reserved at the heap's start ---- */
 #define SHOAL_BARRIER_ROUNDS 32

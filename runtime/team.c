@@ -216,7 +216,7 @@ shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *
   for (int r = 0; r < PE_size; r++) {
     t->world[r] = PE_start + r * (int)stride;
     t->delta[r] = shoal_g.heap_delta[t->world[r]]; /* 0 for a member of another node (coll.h) */
-    t->cdelta[r] = s->lim && !s->lim[t->world[r]] ? 0 : s->delta[t->world[r]];
+    t->cdelta[r] = shoal_space_far(s, t->world[r]) ? 0 : s->delta[t->world[r]];
     t->rflag[r] = (_Atomic uint64_t *)((char *)(pSync + t->rank) + t->cdelta[r]);
     t->remote |= !shoal_g.heap_lim[t->world[r]];
   }

@@ -6,7 +6,7 @@
 
 static inline void *at(int space, int pe, size_t off, size_t n) {
   const shoal_space_t *s = &shoal_g.space[space];
-  if ((unsigned)space >= SHOAL_SPACE_MAX || !s->delta || s->device || (s->lim && !s->lim[pe]) || off > s->size ||
+  if ((unsigned)space >= SHOAL_SPACE_MAX || !s->delta || s->device || shoal_space_far(s, pe) || off > s->size ||
       n > s->size - off)
     return NULL;
   return (char *)s->base + off + s->delta[pe];
