@@ -5,7 +5,7 @@
  * nvshmemx_char_{fcollect,alltoall}_on_stream on the same PEs instead.
  *
  *   bench_gpu_coll -W n [--procs] [--op fcollect|alltoall|both] [--variants naive,hoisted] [--g 0,1,2,4,8]
- *                  [--sms 0,66] [--tile 0,32K] [--pipe 0,1,2] [--scope 0,1] [--repeat R] [--min SIZE] [--max SIZE]
+ *                  [--sms 0,66] [--tile 0,32K] [--pipe 0,1,2] [--scope 0,1] [--small 0,1] [--pdl 0,1] [--rtlaunch 0,1] [--repeat R] [--min SIZE] [--max SIZE]
  *                  [--factor F] [--sync device|host] [--ceiling] [--before] [--csv FILE] [--label TEXT]
  *
  * PEs: W threads of one process (default) or W processes sharing their heaps by CUDA IPC (--procs; several processes
@@ -16,7 +16,9 @@
  * time = per call (max over PEs of the mean of N back-to-back calls), algbw = size / time, busbw = algbw * (W-1) / W;
  * and moved = bytes read + written by all PEs / time (fcollect: W n + W^2 n; alltoall: 2 W^2 n), the figure to set
  * against the copy ceiling (cudaMemcpy device to device: 2 S / time).
- * G = 0, sms = 0, tile = 0, pipe = 0 (1 off, 2 on) and scope = 0 (1: system scope) mean the launcher's automatic choice.
+ * G = 0, sms = 0, tile = 0, pipe = 0 (1 off, 2 on), scope = 0 (1: system scope) and small = 0 (1: a one-block call
+ * completes as a grid does, the completion before 2026-12-01), pdl = 0 (1: no programmatic dependent launch) and
+ * rtlaunch = 0 (1: the runtime's launch, not the driver's cuLaunchKernelEx) mean the launcher's automatic choice.
  * --repeat R: every configuration of a size is measured R times, the configurations interleaved (A B A B ...), and the
  * median is reported with the smallest and largest (columns reps, min_us, max_us): side-by-side comparisons on a
  * shared, noisy GPU. --before: every configuration also runs, interleaved with it, with the automatic choices of the
@@ -42,7 +44,7 @@ struct opts {
   int W = 4, procs = 0, ceiling = 0, host_sync = 0, before = 0;
   std::vector<int> ops = {SHOAL_COLL_GPU_FCOLLECT, SHOAL_COLL_GPU_ALLTOALL};
   std::vector<int> variants = {SHOAL_COLL_GPU_NAIVE, SHOAL_COLL_GPU_HOISTED};
-  std::vector<int> gs = {0}, sms = {0}, pipes = {0}, scopes = {0};
+  std::vector<int> gs = {0}, sms = {0}, pipes = {0}, scopes = {0}, smalls = {0}, pdls = {0}, rtls = {0};
   std::vector<size_t> tiles = {0};
   int repeat = 1;
   size_t min = 4096, max = (size_t)1 << 30;
@@ -87,7 +89,7 @@ std::vector<size_t> parse_sizes(const char *s) {
 }
 
 struct extra {
-  int pipe = 0, scope = 0, reps = 1;
+  int pipe = 0, scope = 0, reps = 1, small = 0, pdl = 0, rtl = 0;
   double min_us = 0, max_us = 0;
 };
 
@@ -99,15 +101,15 @@ void emit(const opts &o, FILE *f, const char *impl, const char *op, int W, const
   const double moved = (!strcmp(op, "alltoall") ? 2.0 * W * W * n : (double)W * n + (double)W * W * n) / (us * 1e3);
   if (x.reps <= 1) x.min_us = x.max_us = us;
   char line[640];
-  snprintf(line, sizeof line, "%s,%s,%s,%d,%s,%d,%d,%zu,%zu,%.0f,%.2f,%.2f,%.2f,%.2f,%s,%s,%d,%d,%d,%.2f,%.2f", impl,
+  snprintf(line, sizeof line, "%s,%s,%s,%d,%s,%d,%d,%zu,%zu,%.0f,%.2f,%.2f,%.2f,%.2f,%s,%s,%d,%d,%d,%.2f,%.2f,%d,%d,%d", impl,
            o.procs ? "procs" : "threads", op, W, variant, g, sms, tile, n, size, us, algbw, busbw, moved, kernel, o.label,
-           x.pipe, x.scope, x.reps, x.min_us, x.max_us);
+           x.pipe, x.scope, x.reps, x.min_us, x.max_us, x.small, x.pdl, x.rtl);
   printf("%s\n", line);
   if (f) fprintf(f, "%s\n", line);
 }
 
 const char *CSV_HEADER = "impl,mode,op,W,variant,G,sms,tile,bytes_per_pe,size,time_us,algbw_GBs,busbw_GBs,moved_GBs,"
-                         "kernel,label,pipe,scope,reps,min_us,max_us";
+                         "kernel,label,pipe,scope,reps,min_us,max_us,small,pdl,rtlaunch";
 
 /* Time calls of `call` (one collective on this PE's stream): warm up, let PE 0 choose N so that a measurement takes
  * about 20 ms (5 to 500 calls), then N back-to-back calls between two events. Returns the max over PEs in us. */
@@ -171,6 +173,9 @@ int main(int argc, char **argv) {
     else if (a == "--tile" && *v) o.tiles = parse_sizes(argv[++i]);
     else if (a == "--pipe" && *v) o.pipes = parse_list(argv[++i]);
     else if (a == "--scope" && *v) o.scopes = parse_list(argv[++i]);
+    else if (a == "--small" && *v) o.smalls = parse_list(argv[++i]);
+    else if (a == "--pdl" && *v) o.pdls = parse_list(argv[++i]);
+    else if (a == "--rtlaunch" && *v) o.rtls = parse_list(argv[++i]);
     else if (a == "--repeat" && *v) o.repeat = atoi(argv[++i]);
     else if (a == "--min" && *v) o.min = cw_parse_size(argv[++i]);
     else if (a == "--max" && *v) o.max = cw_parse_size(argv[++i]);
@@ -281,7 +286,10 @@ int main(int argc, char **argv) {
             for (int sms : o.sms)
               for (size_t tile : o.tiles)
                 for (int pipe : o.pipes)
-                  for (int scope : o.scopes) {
+                  for (int scope : o.scopes)
+                  for (int small : o.smalls)
+                  for (int pdl : o.pdls)
+                  for (int rtl : o.rtls) {
                     conf c;
                     c.a = cw_args(pe, op, CW_FLAG_AREA, src, n, !o.host_sync);
                     c.a.cfg.variant = var;
@@ -290,6 +298,9 @@ int main(int argc, char **argv) {
                     c.a.cfg.tile = tile;
                     c.a.cfg.pipe = pipe;
                     c.a.cfg.scope = scope;
+                    c.a.cfg.small = small;
+                    c.a.cfg.pdl = pdl;
+                    c.a.cfg.rt_launch = rtl;
                     c.before = false;
                     confs.push_back(c);
                     if (o.before) { /* the earlier automatic choices */
@@ -332,6 +343,9 @@ int main(int argc, char **argv) {
             extra x;
             x.pipe = eff.pipe;
             x.scope = c.a.cfg.scope ? 1 : 0;
+            x.small = eff.small == SHOAL_COLL_GPU_SMALL_ON;
+            x.pdl = eff.pdl == SHOAL_COLL_GPU_PDL_ON;
+            x.rtl = c.a.cfg.rt_launch;
             x.reps = (int)c.us.size();
             x.min_us = c.us.front();
             x.max_us = c.us.back();

@@ -73,6 +73,12 @@ static const env_var_t env_table[] = {
    "GPU fcollect/alltoall: issue the next loads before the stores (auto: on, except alltoall with G >= 4)"},
   {"SHOAL_COLL_GPU_SCOPE", ENV_ENUM, "auto", F(coll_gpu_scope), "auto|sys",
    "GPU fcollect/alltoall completion fences and flags (auto: device scope when every PE shares one GPU, else system)"},
+  {"SHOAL_COLL_GPU_SMALL", ENV_ENUM, "auto", F(coll_gpu_small), "auto|off",
+   "GPU fcollect/alltoall: a call of one block (4 KiB per PE and less by default) completes with one fence and no "
+   "arrival counter (off: as a grid does)"},
+  {"SHOAL_COLL_GPU_PDL", ENV_ENUM, "auto", F(coll_gpu_pdl), "auto|off",
+   "GPU fcollect/alltoall: calls of at most 8 blocks are launched with programmatic dependent launch (CUDA, sm_90 and "
+   "later), so that they start while the stream's previous kernel ends"},
   {"SHOAL_OFI_PROVIDER", ENV_STR, "", F(ofi_provider), "a libfabric provider name as fi_info -l lists it (tcp, verbs, "
    "cxi, efa, ...), or empty", "provider of the ofi transport between nodes (empty: FI_PROVIDER, else libfabric's "
    "best); it needs FI_EP_RDM with FI_RMA, FI_ATOMIC and FI_MSG"},

@@ -76,6 +76,8 @@ typedef struct shoal_env {
   char coll_gpu_pipe[8];   /* SHOAL_COLL_GPU_PIPE: auto | on | off */
   char gpu_heap_map[8];    /* SHOAL_GPU_HEAP_MAP: auto | vmm | ipc */
   char coll_gpu_scope[8];  /* SHOAL_COLL_GPU_SCOPE: auto | sys */
+  char coll_gpu_small[8];  /* SHOAL_COLL_GPU_SMALL: auto | off */
+  char coll_gpu_pdl[8];    /* SHOAL_COLL_GPU_PDL: auto | off */
   char aliases[256];       /* not a variable: the deprecated SMA_ spellings found, and what was done with each */
   char ofi_provider[64];   /* SHOAL_OFI_PROVIDER: libfabric provider of the ofi transport, "" = libfabric's choice */
   char transport[8];       /* SHOAL_TRANSPORT: auto | shm | ofi */

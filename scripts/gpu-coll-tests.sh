@@ -31,6 +31,7 @@ if [ "${1:-}" = "--bundle" ]; then
   b=$build/gpu-coll-bundle
   rm -rf "$b" && mkdir -p "$b/bin"
   for f in tests/gpu/coll/coll_gpu_harness tests/gpu/coll/coll_gpu_plan tests/gpu/coll/coll_gpu_shmem perf/bench_gpu_coll \
+           perf/bench_gpu_floor \
            collectives/gpu/coll_gpu_cuda.resources.txt; do
     [ -e "$build/$f" ] && cp "$build/$f" "$b/bin/"
   done
@@ -55,6 +56,7 @@ if [ "${1:-}" = "--bundle" ]; then
     mkdir -p "$b/gt/examples"
     [ -x "$build/examples/porting_ring" ] && cp "$build/examples/porting_ring" "$b/gt/examples/"
     [ -x "$build/perf/bench_gpu" ] && cp "$build/perf/bench_gpu" "$b/gt/perf/"
+    [ -x "$build/perf/bench_gpu_api" ] && cp "$build/perf/bench_gpu_api" "$b/gt/perf/"
   fi
   du -sh "$b"
   exit 0

@@ -31,11 +31,21 @@ struct params {
   char *const *peer_base; /* [npes] heap bases */
   const char *src;
   size_t dst_off, nbytes, tile, flag_off;
-  unsigned long long timeout_ns;
+  unsigned long long timeout_ns, after;
   shoal_coll_gpu_sync_t *sync;
   int me, npes, wait;
   int gpu_scope; /* 1: every PE runs on this GPU, so device-scope fences and flags suffice; 0: system scope */
+  int small;     /* 1: a grid of one block completes with complete_one_block */
+#ifdef SHOAL_COLL_GPU_TRACE /* perf/bench_gpu_floor.cu's copy of the kernels only: globaltimer stamps per call */
+  unsigned long long *trace; /* [calls][SHOAL_COLL_GPU_TRACE_N] */
+#endif
 };
+#ifdef SHOAL_COLL_GPU_TRACE
+enum { TR_ENTRY, TR_DATA, TR_ARRIVE, TR_SIGNALED, TR_DONE, SHOAL_COLL_GPU_TRACE_N = 8 };
+#define SHOAL_TRACE(p, call, k) ((p).trace[(size_t)(call) * SHOAL_COLL_GPU_TRACE_N + (k)] = shoal_port::clock_ns())
+#else
+#define SHOAL_TRACE(p, call, k) ((void)0)
+#endif
 
 /* PE of the k-th destination in this PE's order: me + 1 + k modulo npes. */
 __device__ __forceinline__ int rot(int me, int k, int npes) {
@@ -252,15 +262,20 @@ __device__ __forceinline__ void fence(const params &p) {
   if (p.gpu_scope) __threadfence();
   else __threadfence_system();
 }
-__device__ __forceinline__ void signal_and_wait(const params &p, unsigned long long epoch) {
+/* Calls on another stream first (p.after, see coll_gpu.h): wait until this PE's epoch has reached p.after. */
+__device__ __forceinline__ void wait_turn(const params &p) {
+  if (!p.after) return;
+  const unsigned long long *e = &p.sync->epoch;
+  while ((p.gpu_scope ? shoal_port::ld_acquire_gpu(e) : shoal_port::ld_acquire_sys(e)) < p.after) shoal_port::pause();
+}
+__device__ __forceinline__ void set_epoch(const params &p, unsigned long long e) {
+  if (p.gpu_scope) shoal_port::st_relaxed_gpu(&p.sync->epoch, e);
+  else shoal_port::st_relaxed_sys(&p.sync->epoch, e);
+}
+
+/* Wait for every peer's flag to reach epoch (the caller's threads share the polling), then a block barrier. */
+__device__ __forceinline__ void wait_peers(const params &p, unsigned long long epoch) {
   const int npes = p.npes, me = p.me;
-  for (int k = threadIdx.x; k < npes - 1; k += blockDim.x) {
-    const int pe = rot(me, k, npes);
-    fence(p);
-    unsigned long long *f = (unsigned long long *)(p.peer_base[pe] + p.flag_off) + me;
-    if (p.gpu_scope) shoal_port::st_release_gpu(f, epoch);
-    else shoal_port::st_release_sys(f, epoch);
-  }
   const unsigned long long *mine = (const unsigned long long *)(p.peer_base[me] + p.flag_off);
   for (int s = threadIdx.x; s < npes; s += blockDim.x) {
     if (s == me) continue;
@@ -279,29 +294,98 @@ __device__ __forceinline__ void signal_and_wait(const params &p, unsigned long l
   }
   __syncthreads();
 }
+__device__ __forceinline__ void signal_and_wait(const params &p, unsigned long long epoch) {
+  const int npes = p.npes, me = p.me;
+  for (int k = threadIdx.x; k < npes - 1; k += blockDim.x) {
+    const int pe = rot(me, k, npes);
+    fence(p);
+    unsigned long long *f = (unsigned long long *)(p.peer_base[pe] + p.flag_off) + me;
+    if (p.gpu_scope) shoal_port::st_release_gpu(f, epoch);
+    else shoal_port::st_release_sys(f, epoch);
+  }
+  if (threadIdx.x == 0) SHOAL_TRACE(p, epoch - 1, TR_SIGNALED);
+  wait_peers(p, epoch);
+}
+/* The completion of a one-block call (every small call): no arrival counter and one fence, by thread 0, which then
+ * sets every peer's flag with relaxed stores (fence + relaxed store: the PTX release pattern, so the fence orders the
+ * block's data stores, observed by thread 0 through the barrier, before every flag). Measured against the grid
+ * completion: docs/gpu-collectives.md "The small-message floor". */
+__device__ __forceinline__ void complete_one_block(const params &p) {
+  __shared__ unsigned long long epoch1;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+#ifdef SHOAL_COLL_GPU_TRACE
+    const unsigned long long t_data = shoal_port::clock_ns();
+#endif
+    fence(p);
+    wait_turn(p);
+    const unsigned long long e = p.sync->epoch + 1;
+    set_epoch(p, e);
+    epoch1 = e;
+#ifdef SHOAL_COLL_GPU_TRACE
+    p.trace[(size_t)(e - 1) * SHOAL_COLL_GPU_TRACE_N + TR_DATA] = t_data;
+    SHOAL_TRACE(p, e - 1, TR_ARRIVE);
+#endif
+    for (int k = 0; k < p.npes - 1; k++) {
+      unsigned long long *f = (unsigned long long *)(p.peer_base[rot(p.me, k, p.npes)] + p.flag_off) + p.me;
+      if (p.gpu_scope) shoal_port::st_relaxed_gpu(f, e);
+      else shoal_port::st_relaxed_sys(f, e);
+    }
+    SHOAL_TRACE(p, e - 1, TR_SIGNALED);
+  }
+  __syncthreads();
+  wait_peers(p, epoch1);
+  if (threadIdx.x == 0) SHOAL_TRACE(p, epoch1 - 1, TR_DONE);
+}
 
 /* The grid kernel: a persistent grid walks the tiles; with p.wait the last block to finish runs the completion. */
 template <int OP, int VAR, int W, int G, typename V, int P>
 __global__ void __launch_bounds__(NT, 1) coll_kernel(params p) {
   SHOAL_DYN_SHARED(char *, s_tab);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  /* Launched with programmatic dependent launch (one-block calls), this grid may start before the stream's previous
+   * kernel has ended: wait for it (and its memory) before touching sync, source or destination; let the stream's next
+   * kernel, if launched the same way, start early in turn. Both are no-ops in a grid launched without it. */
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+#ifdef SHOAL_COLL_GPU_TRACE
+  if (blockIdx.x == 0 && threadIdx.x == 0) SHOAL_TRACE(p, p.sync->epoch, TR_ENTRY); /* the previous call has ended */
+#endif
   walk_tiles<OP, VAR, W, G, V, NT, P>(p, blockIdx.x, gridDim.x, s_tab);
   if (!p.wait) return;
+  if (p.small && gridDim.x == 1) { /* uniform: the whole grid takes one side */
+    complete_one_block(p);
+    return;
+  }
   __shared__ int last;
   __shared__ unsigned long long epoch;
   __syncthreads();
   if (threadIdx.x == 0) {
+#ifdef SHOAL_COLL_GPU_TRACE
+    const unsigned long long t_data = shoal_port::clock_ns();
+#endif
     fence(p); /* this block's stores before its arrival */
+    wait_turn(p); /* the counter is free: every earlier call has passed its arrival */
     const unsigned prev = atomicAdd(&p.sync->blocks, 1u);
     last = prev == gridDim.x - 1;
     if (last) {
       p.sync->blocks = 0;                 /* ready for the next call */
       epoch = p.sync->epoch + 1;          /* this PE's calls on these flags, counted on the device */
-      p.sync->epoch = epoch;
-      fence(p);                           /* every block's stores (observed through the counter) before the signals */
+      fence(p);                           /* every block's stores (observed through the counter) before the signals,
+                                             and the reset counter before the epoch that frees it (wait_turn) */
+      set_epoch(p, epoch);
+#ifdef SHOAL_COLL_GPU_TRACE
+      p.trace[(size_t)(epoch - 1) * SHOAL_COLL_GPU_TRACE_N + TR_DATA] = t_data;
+      SHOAL_TRACE(p, epoch - 1, TR_ARRIVE);
+#endif
     }
   }
   __syncthreads();
-  if (last) signal_and_wait(p, epoch);
+  if (last) {
+    signal_and_wait(p, epoch);
+    if (threadIdx.x == 0) SHOAL_TRACE(p, epoch - 1, TR_DONE);
+  }
 }
 
 /* The kernel for a call: op, variant, W class (2, 4, 8 or 0 = generic), G (clamped to W), vector width (16 or 1) and

@@ -12,7 +12,7 @@
 namespace shoal_cg {
 
 struct plan {
-  int wclass, g, vec, pipe, gpu_scope;
+  int wclass, g, vec, pipe, gpu_scope, small, pdl;
   unsigned grid;
   size_t shmem;
   shoal_coll_gpu_cfg_t cfg;
@@ -21,8 +21,12 @@ struct plan {
 /* Automatic tile (bytes per PE block -> bytes per tile, a multiple of 16): about nbytes / 64 up to one chunk (32 KiB),
  * then nbytes / 512 up to 512 KiB, at least 4 KiB. Small calls get few blocks (each block's arrival and fences cost
  * more than its bytes), large ones tiles of 128-512 KiB: 4 PEs on one H200 (2026-11-29 sweeps of tile x COMM_SMS,
- * docs/gpu-collectives.md) ran within 2-8% of the best tile at every size from 64 KiB to 1 GiB per PE. */
+ * docs/gpu-collectives.md) ran within 2-8% of the best tile at every size from 64 KiB to 1 GiB per PE. Up to
+ * SHOAL_COLL_GPU_ONE_BLOCK bytes one tile (one block): 16 KiB at 4 PEs took 4.48 us in one block against 4.80 in four
+ * (2026-12-01, both with programmatic dependent launch). */
 inline size_t auto_tile(size_t nbytes) {
+  if (nbytes <= SHOAL_COLL_GPU_ONE_BLOCK) /* one block: its completion and launch beat more blocks' bandwidth here */
+    return nbytes < 4096 ? 4096 : (nbytes + 15) & ~(size_t)15;
   size_t a = nbytes / 64, b = nbytes / 512;
   if (a > 32768) a = 32768;
   if (b > 524288) b = 524288;
@@ -45,6 +49,10 @@ inline int make_plan(const shoal_coll_gpu_args_t *a, plan *pl, char *err, size_t
   else if (a->cfg.pipe < SHOAL_COLL_GPU_PIPE_AUTO || a->cfg.pipe > SHOAL_COLL_GPU_PIPE_ON) bad = "pipe: not auto (0), off (1) or on (2)";
   else if (a->cfg.scope != SHOAL_COLL_GPU_SCOPE_AUTO && a->cfg.scope != SHOAL_COLL_GPU_SCOPE_SYS)
     bad = "scope: not auto (0) or sys (1)";
+  else if (a->cfg.small < SHOAL_COLL_GPU_SMALL_AUTO || a->cfg.small > SHOAL_COLL_GPU_SMALL_ON)
+    bad = "small: not auto (0), off (1) or on (2)";
+  else if (a->cfg.pdl < SHOAL_COLL_GPU_PDL_AUTO || a->cfg.pdl > SHOAL_COLL_GPU_PDL_ON)
+    bad = "pdl: not auto (0), off (1) or on (2)";
   else if (a->nbytes && (!a->peer_base || !a->src)) bad = "peer_base/src: NULL";
   else if (a->nbytes && a->wait && a->npes > 1 && !a->sync) bad = "sync: NULL with wait = 1";
   if (bad) {
@@ -88,6 +96,13 @@ inline int make_plan(const shoal_coll_gpu_args_t *a, plan *pl, char *err, size_t
   pl->cfg.pipe = pipe;
   pl->pipe = pipe == SHOAL_COLL_GPU_PIPE_ON;
   pl->gpu_scope = a->cfg.scope == SHOAL_COLL_GPU_SCOPE_AUTO && a->one_gpu;
+  pl->small = pl->grid == 1 && a->cfg.small != SHOAL_COLL_GPU_SMALL_OFF;
+  pl->cfg.small = pl->small ? SHOAL_COLL_GPU_SMALL_ON : SHOAL_COLL_GPU_SMALL_OFF;
+  /* Programmatic dependent launch for small grids only: an early grid holds its blocks on the GPU while it waits for
+   * the stream's previous kernel, and those blocks must leave room for every PE's running grid (each PE adds at most
+   * SHOAL_COLL_GPU_PDL_MAX_GRID waiting blocks). The launcher drops it where unsupported (HIP, before sm_90). */
+  pl->pdl = pl->grid <= SHOAL_COLL_GPU_PDL_MAX_GRID && a->cfg.pdl != SHOAL_COLL_GPU_PDL_OFF;
+  pl->cfg.pdl = pl->pdl ? SHOAL_COLL_GPU_PDL_ON : SHOAL_COLL_GPU_PDL_OFF;
   pl->shmem = (!pl->wclass && a->cfg.variant == SHOAL_COLL_GPU_HOISTED)
                   ? (size_t)w * sizeof(char *) * (a->op == SHOAL_COLL_GPU_ALLTOALL ? 2 : 1)
                   : 0;

@@ -37,6 +37,8 @@ inline void st_release_sys(unsigned long long *p, unsigned long long v) { __atom
 inline unsigned long long ld_acquire_sys(const unsigned long long *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 inline void st_release_gpu(unsigned long long *p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 inline unsigned long long ld_acquire_gpu(const unsigned long long *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline void st_relaxed_sys(unsigned long long *p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+inline void st_relaxed_gpu(unsigned long long *p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 inline unsigned long long clock_ns() {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -115,6 +117,27 @@ __device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long
 #else
   (void)p;
   return 0;
+#endif
+}
+
+/* Relaxed stores at system / device scope: after a fence by the same thread they publish what the fence ordered (the
+ * PTX release pattern), so one fence serves several flags. */
+__device__ __forceinline__ void st_relaxed_sys(unsigned long long *p, unsigned long long v) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+#elif defined(__CUDA_ARCH__)
+  asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  (void)p, (void)v;
+#endif
+}
+__device__ __forceinline__ void st_relaxed_gpu(unsigned long long *p, unsigned long long v) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+#elif defined(__CUDA_ARCH__)
+  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  (void)p, (void)v;
 #endif
 }
 

@@ -36,8 +36,10 @@ static struct {
   shoal_coll_gpu_sync_t *sync;/* [SLOTS + 1], device memory */
   const void *slot_team[SHOAL_TEAM_SLOTS]; /* team object each slot was last armed for */
   void *stream;               /* for the blocking forms */
-  void *ev[SHOAL_TEAM_SLOTS]; /* per slot: recorded after its last launch (created on first use) */
-  void *last[SHOAL_TEAM_SLOTS]; /* per slot: the stream of that launch */
+  void *ev[SHOAL_TEAM_SLOTS]; /* per slot: recorded when its team is destroyed with a launch pending (created then) */
+  bool ev_set[SHOAL_TEAM_SLOTS];
+  void *last[SHOAL_TEAM_SLOTS]; /* per slot: the stream of its last launch (NULL: none since armed) */
+  unsigned long long issued[SHOAL_TEAM_SLOTS]; /* per slot: calls with in-kernel completion since armed */
   int wait;                   /* 1: completion in the kernel; 0: host barrier */
   int one_gpu;                /* every PE shares this GPU: device-scope completion suffices */
   shoal_coll_gpu_cfg_t cfg;
@@ -72,6 +74,8 @@ static void cfg_from_env(void) {
                : !strcmp(shoal_env.coll_gpu_pipe, "off") ? SHOAL_COLL_GPU_PIPE_OFF
                                                          : SHOAL_COLL_GPU_PIPE_AUTO;
   C.cfg.scope = strcmp(shoal_env.coll_gpu_scope, "sys") ? SHOAL_COLL_GPU_SCOPE_AUTO : SHOAL_COLL_GPU_SCOPE_SYS;
+  C.cfg.small = strcmp(shoal_env.coll_gpu_small, "off") ? SHOAL_COLL_GPU_SMALL_AUTO : SHOAL_COLL_GPU_SMALL_OFF;
+  C.cfg.pdl = strcmp(shoal_env.coll_gpu_pdl, "off") ? SHOAL_COLL_GPU_PDL_AUTO : SHOAL_COLL_GPU_PDL_OFF;
   /* SHOAL_COLL_GPU_TILE is a multiple of 16: runtime/env.c refused anything else at init. */
 }
 
@@ -117,7 +121,17 @@ void shoal_coll_gpu_fini(void) {
 }
 
 void shoal_coll_gpu_forget_slot(int slot) {
-  if (slot >= 0 && slot < SHOAL_TEAM_SLOTS) C.slot_team[slot] = NULL;
+  if (slot < 0 || slot >= SHOAL_TEAM_SLOTS) return;
+  C.slot_team[slot] = NULL;
+  /* A kernel of the team may still run on its stream: the next team on the slot resets the slot's flags only after
+   * this event (recorded now, once, instead of after every launch: an event between two kernels costs each call its
+   * programmatic dependent launch). */
+  if (C.ready && C.last[slot]) {
+    if ((!C.ev[slot] && shoal_gpu_ops.event_create(&C.ev[slot])) || shoal_gpu_ops.event_record(C.ev[slot], C.last[slot]))
+      shoal_fatal("shmem_team_destroy", "cannot record the end of the team's last GPU collective (stream %p)",
+                  C.last[slot]);
+    C.ev_set[slot] = true;
+  }
 }
 
 /* Slot of team t, armed for it: the members' heap bases in this process, flags and epoch from zero (then a team
@@ -125,6 +139,11 @@ void shoal_coll_gpu_forget_slot(int slot) {
 static int arm(shoal_team_t *t, const shmemx_device_state_t *st) {
   const int slot = t->slot;
   if (C.slot_team[slot] == (const void *)t) return slot;
+  if (C.ev_set[slot] && shoal_gpu_ops.event_sync(C.ev[slot]))
+    shoal_fatal("shmem_team", "the last GPU collective of the team that had slot %d failed", slot);
+  C.ev_set[slot] = false;
+  C.last[slot] = NULL;
+  C.issued[slot] = 0;
   char **bases = malloc((size_t)t->size * sizeof *bases);
   if (!bases) shoal_fatal("shmem_team", "out of host memory");
   for (int r = 0; r < t->size; r++) bases[r] = st->heap_base + st->delta[t->world[r]];
@@ -169,10 +188,6 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
     shoal_fatal(routine, "team: its PEs span several nodes (or SHOAL_TRANSPORT=ofi), and the GPU kernels reach the "
                 "device heaps of one node only");
   void *s = stream ? stream : C.stream;
-  /* The slot's previous kernel may still run on another stream (an on-stream call, then a blocking one): it must end
-   * before this one reuses the slot's flags and epoch, or before arm() resets them. */
-  if (C.last[t->slot] && C.last[t->slot] != s && shoal_gpu_ops.event_sync(C.ev[t->slot]))
-    shoal_fatal(routine, "the previous collective kernel of this team failed");
   const int slot = arm(t, st);
   shoal_coll_gpu_args_t a;
   memset(&a, 0, sizeof a);
@@ -188,12 +203,14 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
   a.wait = C.wait;
   a.one_gpu = C.one_gpu;
   a.cfg = C.cfg;
+  /* The slot's previous calls may still run on another stream (an on-stream call, then a blocking one, or two user
+   * streams): this kernel's completion waits on the device until they have passed theirs (args.after). */
+  a.after = C.wait && C.last[slot] && C.last[slot] != s ? C.issued[slot] : 0;
 #if SHOAL_HAVE_COLL_GPU
   char err[256];
   if (shoal_coll_gpu_launch(&a, s, err, sizeof err)) shoal_fatal(routine, "%s", err);
-  if ((!C.ev[slot] && shoal_gpu_ops.event_create(&C.ev[slot])) || shoal_gpu_ops.event_record(C.ev[slot], s))
-    shoal_fatal(routine, "cannot record the collective's completion event on stream %p", s);
   C.last[slot] = s;
+  C.issued[slot] += C.wait && t->size > 1;
 #else
   (void)a; /* not reached: without the kernels C.ready stays false (fatal above); the #if keeps their symbol out */
   (void)s;

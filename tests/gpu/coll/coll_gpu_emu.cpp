@@ -53,11 +53,13 @@ int emu_launch(const shoal_coll_gpu_args_t *a, char *err, size_t errlen) {
   p.tile = pl.cfg.tile;
   p.flag_off = a->flag_off;
   p.timeout_ns = a->timeout_ns;
+  p.after = a->wait ? a->after : 0;
   p.sync = a->sync;
   p.me = a->me;
   p.npes = a->npes;
   p.wait = a->wait && a->npes > 1;
   p.gpu_scope = pl.gpu_scope;
+  p.small = pl.small;
   kernel_fn k = pick(a->op, a->cfg.variant, pl.wclass, pl.g, pl.vec, pl.pipe);
   std::vector<char> dyn(pl.shmem + 64);
   shoal_emu_dyn_shared = dyn.data();
@@ -104,6 +106,8 @@ struct tcase {
   int wait;
   size_t src_shift, dst_shift;
   int pipe = SHOAL_COLL_GPU_PIPE_AUTO;
+  int small = SHOAL_COLL_GPU_SMALL_AUTO;
+  unsigned long long after = 0; /* args.after: as if the previous call had gone to another stream */
 };
 
 const size_t FLAG_AREA = 4096;
@@ -154,6 +158,8 @@ int launch(const tcase &c, size_t dst_off, uint64_t timeout_ns) {
   a.cfg.sms = c.sms;
   a.cfg.tile = c.tile;
   a.cfg.pipe = c.pipe;
+  a.cfg.small = c.small;
+  a.after = c.after;
   char err[256];
   if (emu_launch(&a, err, sizeof err)) {
     fprintf(stderr, "emu: PE %d: %s\n", me, err);
@@ -163,9 +169,10 @@ int launch(const tcase &c, size_t dst_off, uint64_t timeout_ns) {
 }
 
 void label(const tcase &c, char *buf, size_t len) {
-  snprintf(buf, len, "%s %s W=%d G=%d %s n=%zu wait=%d sms=%d tile=%zu shift=%zu/%zu pipe=%d",
+  snprintf(buf, len, "%s %s W=%d G=%d %s n=%zu wait=%d sms=%d tile=%zu shift=%zu/%zu pipe=%d small=%d",
            c.op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect", c.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted",
-           W, c.g, coll_types[c.type].name, c.nelem, c.wait, c.sms, c.tile, c.src_shift, c.dst_shift, c.pipe);
+           W, c.g, coll_types[c.type].name, c.nelem, c.wait, c.sms, c.tile, c.src_shift, c.dst_shift, c.pipe,
+           c.small);
 }
 
 /* Compare this PE's destination; returns the number of bad elements (first few printed). */
@@ -262,13 +269,16 @@ void run_pe(uint64_t seed) {
   std::vector<std::vector<char>> exps(nb2b), srcs(nb2b);
   std::vector<tcase> seq;
   for (size_t i = 0; i < nb2b; i++) {
-    seq.push_back({(int)(i % 2), (int)((i / 2) % 2), 0, (int)(i % 3), 0, (int)(i % COLL_NTYPES), 3000 - 97 * i, 1, 0, 0});
+    /* one-block calls (sms 1) with both completions, and grid calls, on the same flags and epoch */
+    seq.push_back({(int)(i % 2), (int)((i / 2) % 2), 0, (int)(i % 3), 0, (int)(i % COLL_NTYPES), 3000 - 97 * i, 1, 0, 0,
+                   SHOAL_COLL_GPU_PIPE_AUTO, (i / 3) % 2 ? SHOAL_COLL_GPU_SMALL_OFF : SHOAL_COLL_GPU_SMALL_AUTO});
     prepare(seq[i], seed + 1000 + i, FLAG_AREA + i * area, exps[i]);
     srcs[i] = src_buf;
   }
   host_barrier();
   for (size_t i = 0; i < nb2b; i++) {
     src_buf = srcs[i];
+    if (i % 2) seq[i].after = waits; /* every earlier call counted: the completion's turn has come */
     if (launch(seq[i], FLAG_AREA + i * area, 0)) exit(1);
     waits += W > 1;
   }

@@ -102,6 +102,25 @@ int main(void) {
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 100000);
   grid = shoal_coll_gpu_resolve(&a, &c);
   EXPECT(grid == 25 && c.tile == 4096, "100000 B in 4 KiB tiles: grid %d tile %zu", grid, c.tile);
+  /* up to 16 KiB one block, completed with one fence and launched with programmatic dependent launch; larger grids of
+   * at most 8 blocks keep the dependent launch, then neither */
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 16384);
+  grid = shoal_coll_gpu_resolve(&a, &c);
+  EXPECT(grid == 1 && c.tile == 16384 && c.small == SHOAL_COLL_GPU_SMALL_ON && c.pdl == SHOAL_COLL_GPU_PDL_ON,
+         "16 KiB: one block, small completion, PDL: grid %d tile %zu small %d pdl %d", grid, c.tile, c.small, c.pdl);
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 16400);
+  grid = shoal_coll_gpu_resolve(&a, &c);
+  EXPECT(grid == 5 && c.tile == 4096 && c.small == SHOAL_COLL_GPU_SMALL_OFF && c.pdl == SHOAL_COLL_GPU_PDL_ON,
+         "16400 B: 5 blocks, grid completion, PDL: grid %d tile %zu small %d pdl %d", grid, c.tile, c.small, c.pdl);
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 36864);
+  grid = shoal_coll_gpu_resolve(&a, &c);
+  EXPECT(grid == 9 && c.pdl == SHOAL_COLL_GPU_PDL_OFF, "36 KiB: 9 blocks, no PDL: grid %d pdl %d", grid, c.pdl);
+  a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.small = SHOAL_COLL_GPU_SMALL_OFF; a.cfg.pdl = SHOAL_COLL_GPU_PDL_OFF;
+  grid = shoal_coll_gpu_resolve(&a, &c);
+  EXPECT(grid == 1 && c.small == SHOAL_COLL_GPU_SMALL_OFF && c.pdl == SHOAL_COLL_GPU_PDL_OFF,
+         "small and pdl off: grid %d small %d pdl %d", grid, c.small, c.pdl);
+  a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.small = 3; expect_bad(a, "small: not auto (0), off (1) or on (2)");
+  a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.pdl = -1; expect_bad(a, "pdl: not auto (0), off (1) or on (2)");
   /* automatic tile: nbytes / 64 up to 32 KiB, then nbytes / 512 up to 512 KiB */
   const size_t sz[] = {(size_t)1 << 20, (size_t)4 << 20, (size_t)16 << 20, (size_t)64 << 20, (size_t)256 << 20,
                        (size_t)1 << 30, (size_t)4 << 30};

@@ -170,9 +170,14 @@ int main(int argc, char **argv) {
   }
   seed += 4; /* on every PE, members of the split team or not: the seed must stay the same on all PEs */
   TRACE("PE %d: section: back to back\n", me);
-  /* back to back: three calls enqueued on the stream with no barrier in between, then one check */
-  {
-    const size_t n = 50001, nb = n * 4, area = (size_t)npes * nb;
+  /* back to back: three calls enqueued with no barrier in between, then one check; on one stream, and on two streams
+   * (the second call on another stream: the kernels order their completions on the device, args.after); grid calls
+   * and one-block calls (4000 bytes per PE: one fence, programmatic dependent launch) */
+  cudaStream_t s2;
+  CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  for (int mode = 0; mode < 4; mode++) {
+    const bool two = mode & 2;
+    const size_t n = mode & 1 ? 1000 : 50001, nb = n * 4, area = (size_t)npes * nb;
     std::vector<std::vector<char>> exp(nslots);
     for (size_t k = 0; k < nslots; k++) {
       const int op = (int)(k % 2);
@@ -188,7 +193,8 @@ int main(int argc, char **argv) {
     shmem_barrier_all();
     for (size_t k = 0; k < nslots; k++)
       (k % 2 ? shmemx_alltoallmem_on_stream : shmemx_fcollectmem_on_stream)(SHMEM_TEAM_WORLD, dest + k * area,
-                                                                           src + k * area, nb, s);
+                                                                           src + k * area, nb, two && k == 1 ? s2 : s);
+    CK(cudaStreamSynchronize(s2));
     std::vector<char> got(nslots * area);
     CK(cudaMemcpyAsync(got.data(), dest, got.size(), cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
@@ -196,7 +202,8 @@ int main(int argc, char **argv) {
       checks++;
       if (memcmp(got.data() + k * area, exp[k].data(), area)) {
         failures++;
-        fprintf(stderr, "FAIL PE %d: back-to-back call %zu\n", me, k);
+        fprintf(stderr, "FAIL PE %d: back-to-back call %zu (%s, %zu bytes per PE)\n", me, k,
+                two ? "two streams" : "one stream", nb);
       }
     }
     seed += nslots;
@@ -253,6 +260,7 @@ int main(int argc, char **argv) {
   shmem_free(dest);
   shmem_free(seedp);
   CK(cudaStreamDestroy(s));
+  CK(cudaStreamDestroy(s2));
   shmem_finalize();
   return rc;
 }
