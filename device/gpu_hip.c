@@ -1,7 +1,8 @@
 /* gpu_hip.c - the HIP backend: plain C on the HIP runtime API (AMD platform). libamdhip64 is opened with dlopen at
  * the first device query, so that one libshoal serves NVIDIA, AMD and GPU-less hosts alike: without the library
- * the backend reports no device. Every failing call is reported with the call, the error string and the PE.
- * Kernels of the runtime are CUDA-only for now: barrier_on_stream and amo stay NOSYS (gpu.c falls back). */
+ * the backend reports no device. Every failing call is reported (through the log hook, device/gpu.h) with the call
+ * and the error string.
+ * Kernels of the runtime are CUDA-only for now: barrier_on_stream and amo stay NOSYS (the runtime falls back). */
 #include "gpu.h"
 
 #include <ctype.h>
@@ -31,12 +32,12 @@ static int hip_load(void) {
   void *h = NULL;
   for (size_t i = 0; !h && i < sizeof names / sizeof names[0]; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: cannot load libamdhip64: %s", dlerror());
+    SHOAL_GPU_DEBUG("hip: cannot load libamdhip64: %s", dlerror());
     return hip_loaded = -1;
   }
 #define SHOAL_HIP_SYM(f)                                                                                              \
   if (!(*(void **)&p_##f = dlsym(h, #f))) {                                                                           \
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: libamdhip64 lacks %s", #f);                                                      \
+    SHOAL_GPU_DEBUG("hip: libamdhip64 lacks %s", #f);                                                                \
     dlclose(h);                                                                                                        \
     return hip_loaded = -1;                                                                                            \
   }
@@ -46,7 +47,7 @@ static int hip_load(void) {
 }
 
 static shoal_status_t hip_fail(const char *call, hipError_t e) {
-  shoal_warn("%s: %s (%s)", call, p_hipGetErrorString(e), p_hipGetErrorName(e));
+  shoal_gpu_logf(SHOAL_GPU_LOG_WARN, "%s: %s (%s)", call, p_hipGetErrorString(e), p_hipGetErrorName(e));
   return SHOAL_ERR;
 }
 #define HIP(f, ...)                                                                                                   \
@@ -60,7 +61,7 @@ static shoal_status_t hip_device_count(int *n) {
   if (hip_load() < 0) return SHOAL_OK;
   hipError_t e = p_hipGetDeviceCount(n);
   if (e != hipSuccess) {
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: hipGetDeviceCount: %s: no usable GPU", p_hipGetErrorString(e));
+    SHOAL_GPU_DEBUG("hip: hipGetDeviceCount: %s: no usable GPU", p_hipGetErrorString(e));
     p_hipGetLastError();
     *n = 0;
   }
@@ -70,7 +71,7 @@ static shoal_status_t hip_device_count(int *n) {
 static shoal_status_t hip_device_by_busid(const char *busid, int *dev) {
   hipError_t e = p_hipDeviceGetByPCIBusId(dev, busid);
   if (e != hipSuccess) {
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: hipDeviceGetByPCIBusId(%s): %s", busid, p_hipGetErrorString(e));
+    SHOAL_GPU_DEBUG("hip: hipDeviceGetByPCIBusId(%s): %s", busid, p_hipGetErrorString(e));
     p_hipGetLastError();
     return SHOAL_ERR;
   }
