@@ -1,9 +1,21 @@
-/* gpu.h - host side of the GPU backends: one ops table per vendor (libfabric hmem_ops style), indexed by a kind enum
- * and chosen at init; the device symmetric heap (gpu.c) is written once against the table. The "none" backend stands
- * for hosts without a GPU. Design notes: docs/gpu.md. */
+/* gpu.h - the GPU backends: one ops table per vendor (libfabric hmem_ops style), indexed by a kind enum and chosen at
+ * init; the device symmetric heap (runtime/heap_gpu.c) is written once against the table. The "none" backend stands
+ * for hosts without a GPU. Design notes: docs/gpu.md; modules: docs/design/modules.md.
+ *
+ * device/ is a leaf: this header and the backends depend on libc, the vendor headers and the public <shmemx.h> only
+ * (never on runtime/ or collectives/: tests/scripts/check_device_leaf.py checks the includes and the objects'
+ * undefined symbols). Messages go through the log hook below, which the runtime points at its logger. */
 #ifndef SHOAL_GPU_H
 #define SHOAL_GPU_H
-#include "shoal.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#pragma GCC visibility push(default)
+#include <shmemx.h> /* shmemx_device_state_t (kernels_setup) */
+#pragma GCC visibility pop
+#include "shoal/status.h"
 
 typedef enum { SHOAL_GPU_NONE = 0, SHOAL_GPU_CUDA, SHOAL_GPU_HIP, SHOAL_GPU_NKINDS } shoal_gpu_kind_t;
 
@@ -78,48 +90,28 @@ extern shoal_gpu_ops_t shoal_gpu_ops;
 /* Copy src into dst and point every NULL slot at its stub. SHOAL_ERR_INVAL when src->size differs. */
 shoal_status_t shoal_gpu_ops_fill(shoal_gpu_ops_t *dst, const shoal_gpu_ops_t *src);
 
+/* Pick the backend: the test backend when set, else the first compiled-in one that finds a device. On return
+ * shoal_gpu_ops is filled (the none backend when nothing was found) and shoal_gpu_kind names it; *ndev is the
+ * device count (0 with none); tried lists the names of the backends asked ("" when none is built). */
+void shoal_gpu_select(int *ndev, char *tried, size_t len);
+
+/* ---- messages: the backends report failed vendor calls here, never on stderr themselves ----
+ * The runtime sets the hook before the first backend call (runtime/heap_gpu.c: shoal_warn for WARN, the gpu debug
+ * subsystem for DEBUG) and the most verbose level it wants; with no hook the backends are silent. */
+enum { SHOAL_GPU_LOG_WARN = 1, SHOAL_GPU_LOG_DEBUG = 2 };
+extern void (*shoal_gpu_log_hook)(int level, const char *line);
+extern int shoal_gpu_log_level; /* messages above this level are not even formatted */
+void shoal_gpu_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define SHOAL_GPU_DEBUG(...)                                                                                          \
+  do {                                                                                                                 \
+    if (SHOAL_UNLIKELY(shoal_gpu_log_level >= SHOAL_GPU_LOG_DEBUG)) shoal_gpu_logf(SHOAL_GPU_LOG_DEBUG, __VA_ARGS__);  \
+  } while (0)
+
 /* ---- pure helpers (unit-tested) ---- */
 /* Blocks of one kernel that may run at once on one PE's share of its GPU: blocks_per_sm * sms / pes_per_gpu (a
  * collective kernel spins on its peers, so every PE's grid must be resident together); pes_per_gpu < 1 counts as 1. */
 long shoal_gpu_coresident_limit(int blocks_per_sm, int sms, int pes_per_gpu);
 /* Number of entries of busids[n][len] equal to busids[me] (PEs sharing PE me's GPU), >= 1. */
 int shoal_gpu_count_sharing(const char *busids, size_t len, int n, int me);
-/* Layout of the internal area at the start of the device heap: offsets of the barrier flags (symmetric), the local
- * barrier epoch, the grid barrier, the AMO scratch word, and the peer table for npes PEs; total bytes reserved. */
-typedef struct shoal_gpu_layout {
-  size_t bar_flags, bar_epoch, grid_bar, amo_scratch, teams, peer_delta, coll, total; /* coll: GPU collectives (issue 6) */
-} shoal_gpu_layout_t;
-shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out);
-
-/* ---- the device heap, for the runtime (heap.c, rma.c, AMO code) ---- */
-shoal_status_t shoal_gpu_init(void);
-void shoal_gpu_fini(void);
-/* Team entry slot (index in shoal_team_pool) now holds a team of size members wstart + i * wstride in which this PE
- * is rank (size 0: none): copied to the device table that kernels read (shmem_team_my_pe in device code). */
-void shoal_gpu_team_set(int slot, int wstart, int wstride, int size, int rank);
-/* True when the device heap is up. */
-bool shoal_gpu_heap_ready(void);
-/* True when shmem_malloc should allocate device memory (SHOAL_HEAP=device and a device heap). */
-bool shoal_gpu_heap_default(void);
-/* Device heap allocation without barrier; NULL on exhaustion (SHMEM_DEBUG: sizes). */
-void *shoal_gpu_heap_alloc(const char *routine, size_t size, size_t align);
-/* True when p is in the device heap (any address of it). */
-bool shoal_gpu_heap_owns(const void *p);
-/* Release a live device allocation (fatal when p is none). No barrier. */
-void shoal_gpu_heap_free(const char *routine, void *p);
-/* Resize in place or move (copy, free); NULL on exhaustion with p untouched. No barrier. */
-void *shoal_gpu_heap_realloc(const char *routine, void *p, size_t size);
-/* Fill n bytes of local device memory (synchronous). */
-void shoal_gpu_memset(void *p, int v, size_t n);
-/* Host-initiated atomic on the device symmetric object dest (size 4 or 8 bytes) on pe: *old gets the previous value.
- * SHOAL_ERR_NOSYS when the backend has no kernel for it (HIP), SHOAL_ERR_INVAL when dest is not on the device heap. */
-shoal_status_t shoal_gpu_amo(const char *routine, void *dest, int op, size_t size, uint64_t value, uint64_t cmp,
-                             uint64_t *old, int pe);
-/* Launch a collective kernel compiled into libshoal (every block spins on peers): refused with a message naming the
- * co-residency limit when the grid is larger; SHOAL_ERR_NOSYS without a GPU. */
-shoal_status_t shoal_gpu_collective_launch(const char *routine, const void *func, const unsigned grid[3],
-                                           const unsigned block[3], void **args, size_t shmem, void *stream);
-/* This PE's device state (peer table pointer for kernels of other modules), or NULL without a GPU. */
-const shmemx_device_state_t *shoal_gpu_state(void);
 
 #endif

@@ -1,7 +1,8 @@
 /* gpu_cuda.c - the CUDA backend: plain C on the CUDA runtime API (libcudart_static, so that libshoal loads on a
  * machine without the driver: cudaGetDeviceCount then fails and the PE runs host-only). Every failing call is
- * reported once, here, with the call, the error string and the PE (shoal_warn prefixes the PE). The kernels the
- * runtime itself launches (stream barrier, host-side AMOs) are in gpu_kernels.cu, compiled by nvcc. */
+ * reported once, here, with the call and the error string, through the log hook (device/gpu.h; the runtime's logger
+ * prefixes the PE). The kernels the runtime itself launches (stream barrier, host-side AMOs) are in gpu_kernels.cu,
+ * compiled by nvcc. */
 #include "gpu.h"
 
 #include <ctype.h>
@@ -10,7 +11,7 @@
 #include <unistd.h>
 
 static shoal_status_t cuda_fail(const char *call, cudaError_t e) {
-  shoal_warn("%s: %s (%s)", call, cudaGetErrorString(e), cudaGetErrorName(e));
+  shoal_gpu_logf(SHOAL_GPU_LOG_WARN, "%s: %s (%s)", call, cudaGetErrorString(e), cudaGetErrorName(e));
   return SHOAL_ERR;
 }
 #define CU(call)                                                                                                      \
@@ -23,7 +24,7 @@ static shoal_status_t cuda_fail(const char *call, cudaError_t e) {
 static shoal_status_t cuda_device_count(int *n) {
   cudaError_t e = cudaGetDeviceCount(n);
   if (e != cudaSuccess) {
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "cuda: cudaGetDeviceCount: %s: no usable GPU", cudaGetErrorString(e));
+    SHOAL_GPU_DEBUG("cuda: cudaGetDeviceCount: %s: no usable GPU", cudaGetErrorString(e));
     cudaGetLastError();
     *n = 0;
   }
@@ -34,7 +35,7 @@ static shoal_status_t cuda_device_count(int *n) {
 static shoal_status_t cuda_device_by_busid(const char *busid, int *dev) {
   cudaError_t e = cudaDeviceGetByPCIBusId(dev, busid);
   if (e != cudaSuccess) {
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "cuda: cudaDeviceGetByPCIBusId(%s): %s", busid, cudaGetErrorString(e));
+    SHOAL_GPU_DEBUG("cuda: cudaDeviceGetByPCIBusId(%s): %s", busid, cudaGetErrorString(e));
     cudaGetLastError();
     return SHOAL_ERR;
   }
@@ -122,8 +123,7 @@ static bool vmm_load(void) {
     if (cudaGetDriverEntryPointByVersion(e[i].name, e[i].fn, CUDART_VERSION, cudaEnableDefault, &q) != cudaSuccess ||
         q != cudaDriverEntryPointSuccess) {
       cudaGetLastError();
-      SHOAL_DEBUG(SHOAL_SUB_GPU, "cuda: driver entry point %s not available: device heap shared by cudaIpc",
-                  e[i].name);
+      SHOAL_GPU_DEBUG("cuda: driver entry point %s not available: device heap shared by cudaIpc", e[i].name);
       return false;
     }
   }
@@ -133,7 +133,7 @@ static bool vmm_load(void) {
 }
 
 static shoal_status_t vmm_fail(const char *call, CUresult r) {
-  shoal_warn("%s: CUresult %d", call, (int)r);
+  shoal_gpu_logf(SHOAL_GPU_LOG_WARN, "%s: CUresult %d", call, (int)r);
   return SHOAL_ERR;
 }
 #define CUV(call)                                                                                                     \

@@ -1,11 +1,14 @@
 /* gpu_hip.c - the HIP backend: plain C on the HIP runtime API (AMD platform). libamdhip64 is opened with dlopen at
  * the first device query, so that one libshoal serves NVIDIA, AMD and GPU-less hosts alike: without the library
- * the backend reports no device. Every failing call is reported with the call, the error string and the PE.
- * Kernels of the runtime are CUDA-only for now: barrier_on_stream and amo stay NOSYS (gpu.c falls back). */
+ * the backend reports no device. Every failing call is reported (through the log hook, device/gpu.h) with the call
+ * and the error string. The runtime's own kernels (gpu_kernels.cu: stream barrier, host-side AMOs) are built by hipcc
+ * into libshoal_hip_kernels.so, opened the same way right after libamdhip64: without it barrier_on_stream, amo and
+ * kernels_setup answer SHOAL_ERR_NOSYS and the runtime falls back (host barrier) or refuses, as before. */
 #include "gpu.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
+#include <stdio.h>
 #ifndef __HIP_PLATFORM_AMD__
 #define __HIP_PLATFORM_AMD__ /* the AMD platform's C API (with nvcc's platform, HIP maps onto CUDA: not this file) */
 #endif
@@ -23,6 +26,46 @@
 SHOAL_HIP_FUNCS(SHOAL_HIP_PTR)
 #undef SHOAL_HIP_PTR
 
+/* The launchers of libshoal_hip_kernels.so (gpu_kernels.cu built by hipcc); each returns a hipError_t. NULL: not
+ * loaded. The library needs libamdhip64.so.5 or later (its DT_NEEDED), the same object hip_load opened: one HIP
+ * runtime in the process, so that the streams made here are valid there. */
+static struct {
+  int (*setup)(const shmemx_device_state_t *st);
+  int (*barrier)(void *stream);
+  int (*amo)(void *target, int op, size_t size, uint64_t value, uint64_t cmp, void *scratch, void *stream);
+} K;
+
+/* Look for the kernels next to libshoal (its installed place: the same libdir), then in the build tree (libshoal in
+ * runtime/, the kernels in device/), then on the loader's search path. Absent: debug message only. */
+static void hip_kernels_load(void) {
+  static const char *const rel[] = {"", "/../device"};
+  const char *lib = "libshoal_hip_kernels.so";
+  void *h = NULL;
+  Dl_info info;
+  if (dladdr((void *)&shoal_gpu_hip_ops, &info) && info.dli_fname && strrchr(info.dli_fname, '/')) {
+    int dn = (int)(strrchr(info.dli_fname, '/') - info.dli_fname);
+    for (size_t i = 0; !h && i < sizeof rel / sizeof rel[0]; i++) {
+      char path[4096];
+      snprintf(path, sizeof path, "%.*s%s/%s", dn, info.dli_fname, rel[i], lib);
+      h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
+  }
+  if (!h) h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    SHOAL_GPU_DEBUG("hip: cannot load %s (%s): stream barrier and host-side AMOs on device memory fall back", lib,
+                    dlerror());
+    return;
+  }
+  *(void **)&K.setup = dlsym(h, "shoal_gpu_hip_kernels_setup");
+  *(void **)&K.barrier = dlsym(h, "shoal_gpu_hip_barrier");
+  *(void **)&K.amo = dlsym(h, "shoal_gpu_hip_amo");
+  if (!K.setup || !K.barrier || !K.amo) {
+    SHOAL_GPU_DEBUG("hip: %s lacks its launchers: not used", lib);
+    memset(&K, 0, sizeof K);
+    dlclose(h);
+  }
+}
+
 /* 1 loaded, -1 unavailable (reported once at debug level), 0 not tried yet. Called at init, single-threaded. */
 static int hip_loaded;
 static int hip_load(void) {
@@ -31,22 +74,23 @@ static int hip_load(void) {
   void *h = NULL;
   for (size_t i = 0; !h && i < sizeof names / sizeof names[0]; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: cannot load libamdhip64: %s", dlerror());
+    SHOAL_GPU_DEBUG("hip: cannot load libamdhip64: %s", dlerror());
     return hip_loaded = -1;
   }
 #define SHOAL_HIP_SYM(f)                                                                                              \
   if (!(*(void **)&p_##f = dlsym(h, #f))) {                                                                           \
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: libamdhip64 lacks %s", #f);                                                      \
+    SHOAL_GPU_DEBUG("hip: libamdhip64 lacks %s", #f);                                                                \
     dlclose(h);                                                                                                        \
     return hip_loaded = -1;                                                                                            \
   }
   SHOAL_HIP_FUNCS(SHOAL_HIP_SYM)
 #undef SHOAL_HIP_SYM
+  hip_kernels_load();
   return hip_loaded = 1;
 }
 
 static shoal_status_t hip_fail(const char *call, hipError_t e) {
-  shoal_warn("%s: %s (%s)", call, p_hipGetErrorString(e), p_hipGetErrorName(e));
+  shoal_gpu_logf(SHOAL_GPU_LOG_WARN, "%s: %s (%s)", call, p_hipGetErrorString(e), p_hipGetErrorName(e));
   return SHOAL_ERR;
 }
 #define HIP(f, ...)                                                                                                   \
@@ -60,7 +104,7 @@ static shoal_status_t hip_device_count(int *n) {
   if (hip_load() < 0) return SHOAL_OK;
   hipError_t e = p_hipGetDeviceCount(n);
   if (e != hipSuccess) {
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: hipGetDeviceCount: %s: no usable GPU", p_hipGetErrorString(e));
+    SHOAL_GPU_DEBUG("hip: hipGetDeviceCount: %s: no usable GPU", p_hipGetErrorString(e));
     p_hipGetLastError();
     *n = 0;
   }
@@ -70,7 +114,7 @@ static shoal_status_t hip_device_count(int *n) {
 static shoal_status_t hip_device_by_busid(const char *busid, int *dev) {
   hipError_t e = p_hipDeviceGetByPCIBusId(dev, busid);
   if (e != hipSuccess) {
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "hip: hipDeviceGetByPCIBusId(%s): %s", busid, p_hipGetErrorString(e));
+    SHOAL_GPU_DEBUG("hip: hipDeviceGetByPCIBusId(%s): %s", busid, p_hipGetErrorString(e));
     p_hipGetLastError();
     return SHOAL_ERR;
   }
@@ -194,6 +238,32 @@ static shoal_status_t hip_launch(const void *func, const unsigned grid[3], const
   return SHOAL_OK;
 }
 
+#define HIPK(f, ...)                                                                                                  \
+  do {                                                                                                                 \
+    if (!K.f) return SHOAL_ERR_NOSYS;                                                                                  \
+    hipError_t e_ = (hipError_t)K.f(__VA_ARGS__);                                                                      \
+    if (SHOAL_UNLIKELY(e_ != hipSuccess)) return hip_fail("shoal_gpu_hip_" #f, e_);                                   \
+  } while (0)
+
+static shoal_status_t hip_kernels_setup(const shmemx_device_state_t *st) {
+  HIPK(setup, st);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_barrier_on_stream(void *stream) {
+  HIPK(barrier, stream);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_amo(void *target, int op, size_t size, uint64_t value, uint64_t cmp, void *scratch,
+                              uint64_t *old, void *stream) {
+  HIPK(amo, target, op, size, value, cmp, scratch, stream);
+  HIP(hipMemcpyAsync, old, scratch, sizeof *old, hipMemcpyDeviceToHost, (hipStream_t)stream);
+  HIP(hipStreamSynchronize, (hipStream_t)stream);
+  if (size == 4) *old = (uint32_t)*old;
+  return SHOAL_OK;
+}
+
 const shoal_gpu_ops_t shoal_gpu_hip_ops = {
   .size = sizeof(shoal_gpu_ops_t),
   .name = "hip",
@@ -220,4 +290,7 @@ const shoal_gpu_ops_t shoal_gpu_hip_ops = {
   .device_sync = hip_device_sync,
   .occupancy = hip_occupancy,
   .launch = hip_launch,
+  .kernels_setup = hip_kernels_setup,
+  .barrier_on_stream = hip_barrier_on_stream,
+  .amo = hip_amo,
 };

@@ -1,13 +1,28 @@
-/* gpu_kernels.cu - the kernels libshoal itself launches on CUDA (compiled by nvcc into libshoal, registered with its
- * own CUDA runtime): the stream-ordered barrier and host-initiated atomics on device memory. They use the device
- * API of <shoal/shmem_device.cuh> with this unit's copy of the device state. Each entry returns a cudaError_t. */
-#define SHOAL_DEVICE_NO_AUTO_INIT /* shoal_gpu_cuda_kernels_setup fills this unit (with its own CUDA runtime) */
+/* gpu_kernels.cu - the kernels libshoal itself launches (the stream-ordered barrier and host-initiated atomics on
+ * device memory), one source for both vendors:
+ *   nvcc:  compiled into libshoal, registered with its own static CUDA runtime; gpu_cuda.c calls shoal_gpu_cuda_*.
+ *   hipcc: built into libshoal_hip_kernels.so (with the HIP runtime as its dependency, so that libshoal itself needs
+ *          no ROCm), which gpu_hip.c opens at run time next to libamdhip64 and calls shoal_gpu_hip_*.
+ * They use the device API of <shoal/shmem_device.cuh> with this unit's copy of the device state. Each entry returns
+ * the vendor's error code (cudaError_t / hipError_t) as an int. */
+#define SHOAL_DEVICE_NO_AUTO_INIT /* kernels_setup fills this unit (with the runtime of its own vendor) */
 #include <shoal/shmem_device.cuh>
 
+#if defined(__HIPCC__)
+#define SHOAL_K(name) shoal_gpu_hip_##name
+#define SHOAL_K_EXPORT __attribute__((visibility("default"))) /* dlsym'd by gpu_hip.c */
+#define shoal_k_last_error hipGetLastError
+#else
+#define SHOAL_K(name) shoal_gpu_cuda_##name
+#define SHOAL_K_EXPORT /* linked into libshoal, hidden */
+#define shoal_k_last_error cudaGetLastError
+#endif
+
 extern "C" {
-int shoal_gpu_cuda_kernels_setup(const shmemx_device_state_t *st);
-int shoal_gpu_cuda_barrier(void *stream);
-int shoal_gpu_cuda_amo(void *target, int op, size_t size, uint64_t value, uint64_t cmp, void *scratch, void *stream);
+SHOAL_K_EXPORT int SHOAL_K(kernels_setup)(const shmemx_device_state_t *st);
+SHOAL_K_EXPORT int SHOAL_K(barrier)(void *stream);
+SHOAL_K_EXPORT int SHOAL_K(amo)(void *target, int op, size_t size, uint64_t value, uint64_t cmp, void *scratch,
+                                void *stream);
 }
 
 static __global__ void shoal_k_barrier() {
@@ -23,18 +38,18 @@ static __global__ void shoal_k_amo(void *target, int op, int size, uint64_t valu
     *out = shoal_d_amo_word<unsigned long long>((unsigned long long *)target, op, value, cmp);
 }
 
-int shoal_gpu_cuda_kernels_setup(const shmemx_device_state_t *st) {
-  cudaError_t e = cudaMemcpyToSymbol(shoal_dstate, st, sizeof *st, 0, cudaMemcpyHostToDevice);
-  if (e == cudaSuccess) shoal_dstate_ready = 1;
-  return (int)e;
+int SHOAL_K(kernels_setup)(const shmemx_device_state_t *st) {
+  int e = (int)shoal_d_memcpy_to_symbol(shoal_dstate, st, sizeof *st);
+  if (e == (int)SHOAL_D_OK) shoal_dstate_ready = 1;
+  return e;
 }
 
-int shoal_gpu_cuda_barrier(void *stream) {
-  shoal_k_barrier<<<1, 1, 0, (cudaStream_t)stream>>>();
-  return (int)cudaGetLastError();
+int SHOAL_K(barrier)(void *stream) {
+  shoal_k_barrier<<<1, 1, 0, (shoal_d_stream_t)stream>>>();
+  return (int)shoal_k_last_error();
 }
 
-int shoal_gpu_cuda_amo(void *target, int op, size_t size, uint64_t value, uint64_t cmp, void *scratch, void *stream) {
-  shoal_k_amo<<<1, 1, 0, (cudaStream_t)stream>>>(target, op, (int)size, value, cmp, (uint64_t *)scratch);
-  return (int)cudaGetLastError();
+int SHOAL_K(amo)(void *target, int op, size_t size, uint64_t value, uint64_t cmp, void *scratch, void *stream) {
+  shoal_k_amo<<<1, 1, 0, (shoal_d_stream_t)stream>>>(target, op, (int)size, value, cmp, (uint64_t *)scratch);
+  return (int)shoal_k_last_error();
 }

@@ -8,7 +8,7 @@
  * go through the GPU backend (amo_dev). */
 #include "amo.h"
 #include "ctx.h"
-#include "gpu.h"
+#include "heap_gpu.h"
 #include "transport.h"
 
 /* A non-fetching op through the transport between nodes needs no round trip: AMO_NOFETCH marks the call sites that

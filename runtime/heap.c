@@ -1,6 +1,6 @@
 /* heap.c - shmem_malloc and friends (spec 9.3): collective, same offsets everywhere, barrier semantics. */
 #include "shoal.h"
-#include "gpu.h" /* device heap: SHOAL_HEAP=device, SHMEMX_MALLOC_DEVICE */
+#include "heap_gpu.h" /* device heap: SHOAL_HEAP=device, SHMEMX_MALLOC_DEVICE */
 
 #include <stdlib.h>
 

@@ -3,6 +3,8 @@
 #include "shoal.h"
 #include "transport.h"
 #include "topo.h"
+#include "heap_gpu.h"
+#include "gpu/coll_gpu.h" /* shoal_coll_gpu_init / fini */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -237,8 +239,6 @@ shoal_status_t shoal_static_init(void);
 void shoal_static_fini(void);
 shoal_status_t shoal_team_init(void);
 void shoal_team_fini(void);
-shoal_status_t shoal_gpu_init(void);
-void shoal_gpu_fini(void);
 
 static void at_exit_finalize(int status, void *arg) {
   /* A program that returns from main without shmem_finalize still finalizes (every PE does, so it is collective).
@@ -275,6 +275,9 @@ static void init_common(const char *routine, int requested) {
   shoal_g.state = 1; /* the module hooks below may call RMA */
   if (shoal_team_init()) shoal_fatal(routine, "team setup failed");
   if (shoal_gpu_init()) shoal_fatal(routine, "GPU setup failed");
+  if (shoal_coll_gpu_init()) /* once the device heap is up (a no-op without one) */
+    shoal_warn("shmem_init: GPU collectives not set up: fcollect/alltoall on device buffers will be refused");
+  shoal_gpu_announce();
   shoal_boot_node_close(&shoal_g.boot); /* every descriptor is exchanged: nobody may connect any more */
   if (shoal_g.me == 0 && (shoal_env.info || shoal_env.version)) {
     if (shoal_env.info)
@@ -308,6 +311,7 @@ void shmem_query_thread(int *provided) {
 void shmem_finalize(void) {
   if (shoal_g.state != 1) return;
   shmem_barrier_all();
+  shoal_coll_gpu_fini(); /* before the device heap it signals in goes */
   shoal_gpu_fini();
   shoal_team_fini();
   shoal_tl_teardown();

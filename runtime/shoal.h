@@ -22,20 +22,9 @@
 #include "shmemx.h"
 #pragma GCC visibility pop
 
-#define SHOAL_LIKELY(x) __builtin_expect(!!(x), 1)
-#define SHOAL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#include "shoal/status.h" /* shoal_status_t, SHOAL_OK..SHOAL_ERR_IO, SHOAL_LIKELY/UNLIKELY: shared with device/ */
 #define SHOAL_CACHELINE 64
 #define SHOAL_MAX_NAME 64
-
-#ifndef SHOAL_OK
-#define SHOAL_OK 0
-#define SHOAL_ERR -1
-#define SHOAL_ERR_NOMEM -2
-#define SHOAL_ERR_INVAL -3
-#define SHOAL_ERR_NOSYS -4
-#define SHOAL_ERR_IO -5
-#endif
-typedef int shoal_status_t;
 
 /* ---- logging (log.c) ---- */
 enum shoal_subsys {

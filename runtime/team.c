@@ -2,7 +2,7 @@
  * hold every team's flags and scratch (model in collectives/coll.h). */
 #include "coll.h"
 #include "ctx.h"
-#include "gpu.h"
+#include "heap_gpu.h"
 #include "gpu/coll_gpu.h"
 
 #include <sched.h>

@@ -105,9 +105,9 @@ void shoal_coll_gpu_kernel_name(const shoal_coll_gpu_args_t *a, char *buf, size_
 
 /* ---- runtime glue (coll_gpu_shmem.c, part of libshoal) ---- */
 struct shoal_team;
-/* Bytes of the GPU collectives' area in the device heap's internal area (device/gpu.c's layout, offset coll). */
+/* Bytes of the GPU collectives' area in the device heap's internal area (runtime/heap_gpu.c's layout, offset coll). */
 size_t shoal_coll_gpu_area_bytes(int npes);
-/* At shmem_init, after the device heap is up (device/gpu.c): set up that area. 0 or an error. */
+/* At shmem_init, after the device heap is up (runtime/init.c): set up that area. 0 or an error. */
 int shoal_coll_gpu_init(void);
 /* shmem_team_destroy: the slot's GPU state belongs to no team any more, so that the next team on the slot re-arms it
  * even if its object lands at the destroyed one's address. */

@@ -1,8 +1,8 @@
 /*
  * coll_gpu_shmem.c - the GPU fcollect / alltoall kernels behind the OpenSHMEM API (issue 6, docs/gpu-collectives.md).
  *
- * The area the kernels signal in is part of the device heap's internal area (device/gpu.c's layout, offset coll: the
- * same offset on every PE); shoal_coll_gpu_init, called by the device heap's init once it is up, sets it up:
+ * The area the kernels signal in is part of the device heap's internal area (runtime/heap_gpu.c's layout, offset coll:
+ * the same offset on every PE); shoal_coll_gpu_init, called by runtime/init.c once the device heap is up, sets it up:
  *   flags  [SHOAL_TEAM_SLOTS + 1][npes] u64   one row per team slot (indexed by the sender's team rank) and one for the
  *                                            block-scoped device forms (world ranks)
  *   tables [SHOAL_TEAM_SLOTS][npes] char *   per slot, the team members' heap bases in this process (local contents)
@@ -17,7 +17,7 @@
  * followed by a stream synchronize and a team barrier on the host (SHOAL_COLL_GPU_SYNC=host).
  */
 #include "coll.h"
-#include "gpu.h"
+#include "heap_gpu.h"
 #include "gpu/coll_gpu.h"
 
 #include <stdlib.h>

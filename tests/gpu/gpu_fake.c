@@ -1,10 +1,10 @@
-/* gpu_fake.c - the host side of the GPU module (gpu.c) on any machine: a fake backend whose "device memory" is a
- * memfd mapped by every PE (IPC handle = pid and descriptor, or the descriptor itself sent over gpu.c's sockets: the
- * share_* slots, SHOAL_GPU_HEAP_MAP=vmm, the default), copies are memcpy and AMOs host atomics. It checks
+/* gpu_fake.c - the device heap (runtime/heap_gpu.c) on any machine: a fake backend whose "device memory" is a memfd
+ * mapped by every PE (IPC handle = pid and descriptor, or the descriptor itself sent over the bootstrap's sockets:
+ * the share_* slots, SHOAL_GPU_HEAP_MAP=vmm, the default), copies are memcpy and AMOs host atomics. It checks
  * what the real backends rely on: the device heap exchange and peer table (state deltas reach each peer's heap),
  * allocation routing (SHMEMX_MALLOC_DEVICE, SHOAL_HEAP=device), exhaustion, host RMA through the space's put/get
  * (contiguous, strided, typed), the _on_stream forms, the barrier fallback, host AMOs, calloc/realloc/free. */
-#include "gpu.h"
+#include "heap_gpu.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -72,7 +72,7 @@ static shoal_status_t f_ipc_open(const shoal_gpu_ipc_t *h, void **p) {
   return SHOAL_OK;
 }
 static shoal_status_t f_ipc_close(void *p) { return f_free(p); }
-static int share_allocs; /* share_alloc calls: the test checks which path gpu.c took */
+static int share_allocs; /* share_alloc calls: the test checks which path heap_gpu.c took */
 static shoal_status_t f_share_alloc(void **p, size_t n, int *fd) {
   if (getenv("FAKE_SHARE_ALLOC_FAIL")) return share_allocs++, SHOAL_ERR; /* as a driver without fd handles */
   if (f_alloc(p, n)) return SHOAL_ERR;

@@ -2,7 +2,7 @@
  * target through the IPC mapping), as the AMO routines use them for device objects. Every PE adds to PE 0's
  * counters (32- and 64-bit) under contention; fetched values must be distinct; compare-swap, swap, set, fetch and
  * the bitwise ops are checked against their definitions. Exit 77 without a GPU or without the AMO kernel (HIP). */
-#include "gpu.h"
+#include "heap_gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>

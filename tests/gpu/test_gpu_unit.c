@@ -3,7 +3,7 @@
  * GPU from the bus ids, the internal area layout, and the host-only path of a singleton job: device hints fall back
  * to the host heap, the _on_stream routines act as their host forms, the device state is refused. */
 #include "coll.h"
-#include "gpu.h"
+#include "heap_gpu.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -30,8 +30,16 @@ START_TEST(ops_fill_stubs) {
   ck_assert_ptr_nonnull(o.ipc_open);
 #endif
 #if SHOAL_HAVE_HIP
+  shoal_gpu_ops_t none;
+  ck_assert_int_eq(shoal_gpu_ops_fill(&none, &shoal_gpu_none_ops), SHOAL_OK);
   ck_assert_int_eq(shoal_gpu_ops_fill(&o, &shoal_gpu_hip_ops), SHOAL_OK);
-  ck_assert_int_eq(o.amo(NULL, 0, 8, 0, 0, NULL, NULL, NULL), SHOAL_ERR_NOSYS); /* no HIP runtime kernels yet */
+  /* the runtime's kernels are wired (libshoal_hip_kernels.so), not the stubs; without libamdhip64 and that library
+   * (this host) they answer NOSYS, so that the runtime falls back as before */
+  ck_assert_ptr_ne((void *)o.amo, (void *)none.amo);
+  ck_assert_ptr_ne((void *)o.barrier_on_stream, (void *)none.barrier_on_stream);
+  ck_assert_ptr_ne((void *)o.kernels_setup, (void *)none.kernels_setup);
+  ck_assert_int_eq(o.amo(NULL, 0, 8, 0, 0, NULL, NULL, NULL), SHOAL_ERR_NOSYS);
+  ck_assert_int_eq(o.barrier_on_stream(NULL), SHOAL_ERR_NOSYS);
 #endif
 }
 END_TEST

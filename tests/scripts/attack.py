@@ -56,7 +56,7 @@ FILE_SIZE = 64 * 1024        # the fileheap file
 IDLE_CONNS = 64
 MSG = struct.Struct('<IiqQ')  # shoal_boot_msg_t: type, rank, arg, len (24 bytes)
 HELLO, ALLGATHER = 1, 2
-GPU_HELLO_SIZE = 120         # sizeof(gpu_hello_t) in device/gpu.c: the last all-gather of today's shmem_init
+GPU_HELLO_SIZE = 120         # sizeof(gpu_hello_t) in runtime/heap_gpu.c: the last all-gather of today's shmem_init
 
 
 def log(*a):

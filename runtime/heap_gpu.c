@@ -1,6 +1,8 @@
-/* gpu.c - the GPU module over the ops table: backend choice, this PE's GPU, the device symmetric heap (one allocation
- * per PE, mapped by every PE of the node), its space entry (host RMA through the copy engine), the device state of the
- * device API, and the _on_stream routines.
+/* heap_gpu.c - the device symmetric heap over the GPU ops table (device/gpu.h), next to the host heap (heap.c): this
+ * PE's GPU, the heap (one allocation per PE, mapped by every PE of the node), its space entry (host RMA through the
+ * copy engine), the device state of the device API, the teams table of device code, and the _on_stream routines.
+ * The backends below the table know none of this (device/ is a leaf: docs/design/modules.md); runtime/init.c sets
+ * up the GPU collectives once this heap is up.
  *
  * Sharing the heap (SHOAL_GPU_HEAP_MAP): "vmm" (auto where the backend has it: CUDA's VMM API) allocates it with
  * share_alloc, which gives a file descriptor; the PEs of the node exchange their descriptors through the
@@ -11,28 +13,14 @@
  * Device heap of every PE: [internal area: barrier flags, epoch, grid barrier, AMO scratch, peer table][user heap].
  * Offsets are the same on every PE; peers' heaps are mapped here through IPC, so that a device address of PE p's
  * instance is base + off + delta[p] in this process, on the host (copies) as in kernels (loads and stores). */
-#include "gpu.h"
+#include "heap_gpu.h"
 #include "coll.h"
-#include "gpu/coll_gpu.h"
+#include "gpu/coll_gpu.h" /* shoal_coll_gpu_area_bytes: the collectives' part of the internal area */
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-shoal_gpu_kind_t shoal_gpu_kind = SHOAL_GPU_NONE;
-shoal_gpu_ops_t shoal_gpu_ops;
-const shoal_gpu_ops_t *shoal_gpu_test_backend;
-
-static const shoal_gpu_ops_t *const backends[SHOAL_GPU_NKINDS] = {
-  [SHOAL_GPU_NONE] = &shoal_gpu_none_ops,
-#if SHOAL_HAVE_CUDA
-  [SHOAL_GPU_CUDA] = &shoal_gpu_cuda_ops,
-#endif
-#if SHOAL_HAVE_HIP
-  [SHOAL_GPU_HIP] = &shoal_gpu_hip_ops,
-#endif
-};
 
 static struct {
   bool ready;            /* the device heap is mapped by every PE */
@@ -49,18 +37,13 @@ static struct {
   void *stream;          /* the runtime's own non-blocking stream */
   pthread_mutex_t lock;  /* AMO scratch */
   shmemx_device_state_t st;
+  char busid[16];        /* this PE's GPU, for the debug line of shoal_gpu_announce */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .share_fd = -1};
 
-/* ---- pure helpers ---- */
-long shoal_gpu_coresident_limit(int blocks_per_sm, int sms, int pes_per_gpu) {
-  if (blocks_per_sm <= 0 || sms <= 0) return 0;
-  return (long)blocks_per_sm * sms / (pes_per_gpu < 1 ? 1 : pes_per_gpu);
-}
-
-int shoal_gpu_count_sharing(const char *busids, size_t len, int n, int me) {
-  int k = 0;
-  for (int p = 0; p < n; p++) k += !strncmp(busids + (size_t)p * len, busids + (size_t)me * len, len);
-  return k < 1 ? 1 : k;
+/* The backends' messages, printed as the runtime prints its own (device/ writes nothing itself). */
+static void gpu_log(int level, const char *line) {
+  if (level == SHOAL_GPU_LOG_WARN) shoal_warn("%s", line);
+  else SHOAL_DEBUG(SHOAL_SUB_GPU, "%s", line);
 }
 
 #define LINE 128 /* one GPU cache line per flag: rounds of a barrier do not share lines */
@@ -265,21 +248,9 @@ static void units_fill(void);
 shoal_status_t shoal_gpu_init(void) {
   int n = shoal_g.npes, me = shoal_g.me;
   char tried[64] = "";
-  shoal_gpu_ops_fill(&shoal_gpu_ops, &shoal_gpu_none_ops);
-  shoal_gpu_kind = SHOAL_GPU_NONE;
-  for (int k = SHOAL_GPU_NONE + 1; k < SHOAL_GPU_NKINDS; k++) {
-    shoal_gpu_ops_t ops;
-    int c = 0;
-    const shoal_gpu_ops_t *b = shoal_gpu_test_backend ? shoal_gpu_test_backend : backends[k];
-    if (!b || shoal_gpu_ops_fill(&ops, b)) continue;
-    snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s", tried[0] ? ", " : "", ops.name);
-    if (ops.device_count(&c) == SHOAL_OK && c > 0) {
-      shoal_gpu_ops = ops;
-      shoal_gpu_kind = (shoal_gpu_kind_t)k;
-      G.ndev = c;
-      break;
-    }
-  }
+  shoal_gpu_log_hook = gpu_log;
+  shoal_gpu_log_level = shoal_log_mask & SHOAL_SUB_GPU ? SHOAL_GPU_LOG_DEBUG : SHOAL_GPU_LOG_WARN;
+  shoal_gpu_select(&G.ndev, tried, sizeof tried);
   gpu_hello_t mine, *all = calloc((size_t)n, sizeof *all);
   memset(&mine, 0, sizeof mine);
   if (!all) return SHOAL_ERR_NOMEM;
@@ -345,22 +316,24 @@ shoal_status_t shoal_gpu_init(void) {
     .put = dev_put, .get = dev_get};
   if (shoal_g.nspaces <= SHOAL_SPACE_DEVICE) shoal_g.nspaces = SHOAL_SPACE_DEVICE + 1;
   G.ready = true;
-  if (shoal_coll_gpu_init()) /* issue 6 */
-    shoal_warn("shmem_init: GPU collectives not set up: fcollect/alltoall on device buffers will be refused");
+  memcpy(G.busid, mine.busid, sizeof G.busid);
+  return SHOAL_OK;
+}
+
+void shoal_gpu_announce(void) {
+  if (!G.ready) return;
   units_fill();
-  if (me == 0 && shoal_env.info)
+  if (shoal_g.me == 0 && shoal_env.info)
     printf("shoal: GPU backend %s: %d device(s), device heap %zu bytes per PE, %d PE(s) per GPU\n",
            shoal_gpu_ops.name, G.ndev, G.size - G.lay.total, G.st.pes_per_gpu);
   fflush(stdout);
   SHOAL_DEBUG(SHOAL_SUB_GPU, "%s device %d (%s, %d SMs): device heap %p, %zu bytes, %d PEs share this GPU, mapped by "
-              "peers through %s", shoal_gpu_ops.name, G.dev, mine.busid, G.sms, (void *)G.base, G.size,
+              "peers through %s", shoal_gpu_ops.name, G.dev, G.busid, G.sms, (void *)G.base, G.size,
               G.st.pes_per_gpu, G.share ? "shared descriptors (VMM)" : "IPC handles");
-  return SHOAL_OK;
 }
 
 void shoal_gpu_fini(void) {
   if (!G.ready) return;
-  shoal_coll_gpu_fini(); /* issue 6 */
   shoal_gpu_ops.device_sync(); /* no kernel of this process still uses a heap */
   for (int p = 0; p < shoal_g.npes; p++) peer_close(p);
   shoal_boot_barrier(&shoal_g.boot); /* every mapping of our heap is gone before it is freed */

@@ -1,0 +1,54 @@
+/* heap_gpu.h - the device symmetric heap (runtime/heap_gpu.c), next to the host heap: the allocation of every PE
+ * over the GPU ops table (device/gpu.h), its internal area, the exchange of the mappings over the bootstrap, the
+ * device state of the device API and the teams table kernels read. Modules: docs/design/modules.md. */
+#ifndef SHOAL_HEAP_GPU_H
+#define SHOAL_HEAP_GPU_H
+#include "shoal.h"
+#include "gpu.h"
+
+/* Layout of the internal area at the start of the device heap: offsets of the barrier flags (symmetric), the local
+ * barrier epoch, the grid barrier, the AMO scratch word, and the peer table for npes PEs; total bytes reserved. */
+typedef struct shoal_gpu_layout {
+  size_t bar_flags, bar_epoch, grid_bar, amo_scratch, teams, peer_delta, coll, total; /* coll: GPU collectives (issue 6) */
+} shoal_gpu_layout_t;
+shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out);
+
+/* ---- the device heap, for the runtime (heap.c, rma.c, AMO code) ---- */
+/* Choose the backend and set up the device heap (collective: every PE takes part, whatever its GPU). A PE without
+ * a GPU, or a job where some PE failed, runs host-only (SHOAL_OK). runtime/init.c then sets up the GPU collectives
+ * (shoal_coll_gpu_init) and calls shoal_gpu_announce. */
+shoal_status_t shoal_gpu_init(void);
+/* Once the GPU collectives are set up: fill the registered device-API units (shmemx_device_state_register) and
+ * print the SHMEM_INFO line. Nothing without a device heap. */
+void shoal_gpu_announce(void);
+/* Unmap and free the device heap (collective; after shoal_coll_gpu_fini). */
+void shoal_gpu_fini(void);
+/* Team entry slot (index in shoal_team_pool) now holds a team of size members wstart + i * wstride in which this PE
+ * is rank (size 0: none): copied to the device table that kernels read (shmem_team_my_pe in device code). */
+void shoal_gpu_team_set(int slot, int wstart, int wstride, int size, int rank);
+/* True when the device heap is up. */
+bool shoal_gpu_heap_ready(void);
+/* True when shmem_malloc should allocate device memory (SHOAL_HEAP=device and a device heap). */
+bool shoal_gpu_heap_default(void);
+/* Device heap allocation without barrier; NULL on exhaustion (SHMEM_DEBUG: sizes). */
+void *shoal_gpu_heap_alloc(const char *routine, size_t size, size_t align);
+/* True when p is in the device heap (any address of it). */
+bool shoal_gpu_heap_owns(const void *p);
+/* Release a live device allocation (fatal when p is none). No barrier. */
+void shoal_gpu_heap_free(const char *routine, void *p);
+/* Resize in place or move (copy, free); NULL on exhaustion with p untouched. No barrier. */
+void *shoal_gpu_heap_realloc(const char *routine, void *p, size_t size);
+/* Fill n bytes of local device memory (synchronous). */
+void shoal_gpu_memset(void *p, int v, size_t n);
+/* Host-initiated atomic on the device symmetric object dest (size 4 or 8 bytes) on pe: *old gets the previous value.
+ * SHOAL_ERR_NOSYS when the backend has no kernel for it (HIP), SHOAL_ERR_INVAL when dest is not on the device heap. */
+shoal_status_t shoal_gpu_amo(const char *routine, void *dest, int op, size_t size, uint64_t value, uint64_t cmp,
+                             uint64_t *old, int pe);
+/* Launch a collective kernel compiled into libshoal (every block spins on peers): refused with a message naming the
+ * co-residency limit when the grid is larger; SHOAL_ERR_NOSYS without a GPU. */
+shoal_status_t shoal_gpu_collective_launch(const char *routine, const void *func, const unsigned grid[3],
+                                           const unsigned block[3], void **args, size_t shmem, void *stream);
+/* This PE's device state (peer table pointer for kernels of other modules), or NULL without a GPU. */
+const shmemx_device_state_t *shoal_gpu_state(void);
+
+#endif
