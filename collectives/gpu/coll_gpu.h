@@ -62,6 +62,8 @@ enum { SHOAL_COLL_GPU_SMALL_AUTO = 0, SHOAL_COLL_GPU_SMALL_OFF = 1, SHOAL_COLL_G
 enum { SHOAL_COLL_GPU_PDL_AUTO = 0, SHOAL_COLL_GPU_PDL_OFF = 1, SHOAL_COLL_GPU_PDL_ON = 2 };
 #define SHOAL_COLL_GPU_ONE_BLOCK 16384 /* bytes per PE block up to which the automatic tile is the whole block */
 #define SHOAL_COLL_GPU_PDL_MAX_GRID 8 /* blocks: larger grids are launched without programmatic dependent launch */
+#define SHOAL_COLL_GPU_PDL_TILES ((size_t)256 << 10) /* bytes per PE block up to which the automatic tile keeps the
+                                                         grid at SHOAL_COLL_GPU_PDL_MAX_GRID blocks */
 enum { SHOAL_COLL_GPU_PIPE_AUTO = 0, SHOAL_COLL_GPU_PIPE_OFF = 1, SHOAL_COLL_GPU_PIPE_ON = 2 };
 /* AUTO: device scope when the caller says every PE is on this GPU (args.one_gpu), else system scope; SYS: always
  * system scope (there is no way to force device scope: across GPUs it would be wrong). */

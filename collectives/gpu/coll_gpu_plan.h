@@ -23,10 +23,14 @@ struct plan {
  * more than its bytes), large ones tiles of 128-512 KiB: 4 PEs on one H200 (2026-11-29 sweeps of tile x COMM_SMS,
  * docs/gpu-collectives.md) ran within 2-8% of the best tile at every size from 64 KiB to 1 GiB per PE. Up to
  * SHOAL_COLL_GPU_ONE_BLOCK bytes one tile (one block): 16 KiB at 4 PEs took 4.48 us in one block against 4.80 in four
- * (2026-12-01, both with programmatic dependent launch). */
+ * (2026-12-01, both with programmatic dependent launch); then up to SHOAL_COLL_GPU_PDL_TILES bytes 8 tiles, so that the
+ * grid keeps its programmatic dependent launch: 64 KiB 5.27 us (8 blocks) against 8.71 (16 blocks, without it), 256
+ * KiB 6.87 against 9.05 (64 blocks). */
 inline size_t auto_tile(size_t nbytes) {
   if (nbytes <= SHOAL_COLL_GPU_ONE_BLOCK) /* one block: its completion and launch beat more blocks' bandwidth here */
     return nbytes < 4096 ? 4096 : (nbytes + 15) & ~(size_t)15;
+  if (nbytes <= SHOAL_COLL_GPU_PDL_TILES) /* SHOAL_COLL_GPU_PDL_MAX_GRID blocks: programmatic dependent launch */
+    return ((nbytes + SHOAL_COLL_GPU_PDL_MAX_GRID - 1) / SHOAL_COLL_GPU_PDL_MAX_GRID + 15) & ~(size_t)15;
   size_t a = nbytes / 64, b = nbytes / 512;
   if (a > 32768) a = 32768;
   if (b > 524288) b = 524288;

@@ -101,7 +101,15 @@ int main(void) {
   EXPECT(grid == 1 && c.tile == 4096, "4 KiB: one 4 KiB tile: grid %d tile %zu", grid, c.tile);
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 100000);
   grid = shoal_coll_gpu_resolve(&a, &c);
-  EXPECT(grid == 25 && c.tile == 4096, "100000 B in 4 KiB tiles: grid %d tile %zu", grid, c.tile);
+  EXPECT(grid == 8 && c.tile == 12512, "100000 B in 8 tiles of 12512 B: grid %d tile %zu", grid, c.tile);
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 256 << 10);
+  grid = shoal_coll_gpu_resolve(&a, &c);
+  EXPECT(grid == 8 && c.tile == 32768 && c.pdl == SHOAL_COLL_GPU_PDL_ON, "256 KiB: 8 tiles, PDL: grid %d tile %zu pdl %d",
+         grid, c.tile, c.pdl);
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, (256 << 10) + 16);
+  grid = shoal_coll_gpu_resolve(&a, &c);
+  EXPECT(grid == 65 && c.tile == 4096 && c.pdl == SHOAL_COLL_GPU_PDL_OFF, "256 KiB + 16: grid %d tile %zu pdl %d", grid,
+         c.tile, c.pdl);
   /* up to 16 KiB one block, completed with one fence and launched with programmatic dependent launch; larger grids of
    * at most 8 blocks keep the dependent launch, then neither */
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 16384);
@@ -110,11 +118,12 @@ int main(void) {
          "16 KiB: one block, small completion, PDL: grid %d tile %zu small %d pdl %d", grid, c.tile, c.small, c.pdl);
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 16400);
   grid = shoal_coll_gpu_resolve(&a, &c);
-  EXPECT(grid == 5 && c.tile == 4096 && c.small == SHOAL_COLL_GPU_SMALL_OFF && c.pdl == SHOAL_COLL_GPU_PDL_ON,
-         "16400 B: 5 blocks, grid completion, PDL: grid %d tile %zu small %d pdl %d", grid, c.tile, c.small, c.pdl);
-  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 36864);
+  EXPECT(grid == 8 && c.tile == 2064 && c.small == SHOAL_COLL_GPU_SMALL_OFF && c.pdl == SHOAL_COLL_GPU_PDL_ON,
+         "16400 B: 8 blocks, grid completion, PDL: grid %d tile %zu small %d pdl %d", grid, c.tile, c.small, c.pdl);
+  a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 36864); a.cfg.tile = 4096;
   grid = shoal_coll_gpu_resolve(&a, &c);
-  EXPECT(grid == 9 && c.pdl == SHOAL_COLL_GPU_PDL_OFF, "36 KiB: 9 blocks, no PDL: grid %d pdl %d", grid, c.pdl);
+  EXPECT(grid == 9 && c.pdl == SHOAL_COLL_GPU_PDL_OFF, "36 KiB in 4 KiB tiles: 9 blocks, no PDL: grid %d pdl %d", grid,
+         c.pdl);
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.small = SHOAL_COLL_GPU_SMALL_OFF; a.cfg.pdl = SHOAL_COLL_GPU_PDL_OFF;
   grid = shoal_coll_gpu_resolve(&a, &c);
   EXPECT(grid == 1 && c.small == SHOAL_COLL_GPU_SMALL_OFF && c.pdl == SHOAL_COLL_GPU_PDL_OFF,
