@@ -63,5 +63,5 @@ for v in $(env | sed -n 's/^\(SHMEM_[A-Z_]*\|SHOAL_[A-Z_]*\|SMA_[A-Z_]*\)=.*/\1/
 ip netns exec "$a" unshare --uts sh -c 'hostname "$0"; exec "$@"' "shoal-a$tag" \
   mpirun --host "shoal-a$tag:$na,shoal-b$tag:$nb" -np $((na + nb)) --mca plm_rsh_agent "$agent" \
   --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include shoal0 --mca btl self,vader,tcp \
-  --mca btl_tcp_if_include shoal0 --timeout "${MPIRUN_SH_TIMEOUT:-80}" \
+  --mca btl_tcp_if_include shoal0 --timeout "${MPIRUN_SH_TIMEOUT:-200}" \
   -x FI_PROVIDER=tcp -x FI_TCP_IFACE=shoal0 -x SHOAL_OFI_PROVIDER=tcp $fwd "$@"
