@@ -87,6 +87,19 @@ void shmemx_barrier_all_on_stream(void *stream);
 int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream);
 /** The same for an alltoall: block j (nelems bytes) of source goes to the slot of this PE in dest on member j. */
 int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream);
+/** Enqueue on stream a broadcast (spec 9.9.6 shmem_broadcastmem semantics, NVSHMEM's argument order): nelems bytes
+ *  (typed forms: elements of TYPE, the standard RMA types) of source on member PE_root of team (team numbering) to dest
+ *  on every member, the root's dest included. dest and source on the device heap: a GPU kernel (the root stores to
+ *  every member's dest), complete on every member when work enqueued after it on stream starts; host buffers: the
+ *  stream is synchronized and the host broadcast runs. Collective over team. Errors (fatal, one line): PE_root out
+ *  of [0, team size), one of dest and source on the device heap and the other not, as shmem_broadcastmem. */
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root,
+                                  void *stream);
+#define SHOAL_DECL_BCAST_ON_STREAM(T, N)                                                                              \
+  int shmemx_##N##_broadcast_on_stream(shmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root,       \
+                                       void *stream);
+SHOAL_RMA_TYPES(SHOAL_DECL_BCAST_ON_STREAM)
+#undef SHOAL_DECL_BCAST_ON_STREAM
 /** What the device-side collectives and team barriers (<shoal/shmem_device.cuh>, <shoal/shmem_coll_device.cuh>) need,
  *  per team slot (every team holds one of `slots` slots while it exists; team entry i of the device team table is on
  *  slot team_slot[i]); filled by shmemx_coll_device_info(buf, sizeof(shmemx_coll_device_info_t)), which returns 0, or

@@ -111,7 +111,7 @@ bench() {
 
 # 3. every test at every PE count
 for n in $PES; do
-  for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bad gpu_units; do
+  for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bad gpu_units gpu_bcast; do
     run $t pass -- "$n" "$T/$t"
   done
   # device team queries, and the block collectives with SHMEM_TEAM_WORLD (every PE's kernel at once: MPS)

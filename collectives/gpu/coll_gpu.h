@@ -23,7 +23,9 @@
 extern "C" {
 #endif
 
-enum { SHOAL_COLL_GPU_FCOLLECT = 0, SHOAL_COLL_GPU_ALLTOALL = 1 };
+/* BCAST: the root's nbytes of src to dst_off on every PE, the root's own dest included (fcollect's data path, run on
+ * the root alone, as if it were PE 0 of an fcollect), then the same completion: every PE's kernel takes part. */
+enum { SHOAL_COLL_GPU_FCOLLECT = 0, SHOAL_COLL_GPU_ALLTOALL = 1, SHOAL_COLL_GPU_BCAST = 2 };
 enum { SHOAL_COLL_GPU_HOISTED = 0, SHOAL_COLL_GPU_NAIVE = 1 };
 #ifndef SHOAL_COLL_GPU_THREADS /* (the CPU emulation test builds with fewer) */
 #define SHOAL_COLL_GPU_THREADS 512 /* threads per block (a multiple of every warp size) */
@@ -57,12 +59,12 @@ enum { SHOAL_COLL_GPU_PIPE_AUTO = 0, SHOAL_COLL_GPU_PIPE_OFF = 1, SHOAL_COLL_GPU
 enum { SHOAL_COLL_GPU_SCOPE_AUTO = 0, SHOAL_COLL_GPU_SCOPE_SYS = 1 };
 
 typedef struct shoal_coll_gpu_args {
-  int op;                  /* SHOAL_COLL_GPU_FCOLLECT | SHOAL_COLL_GPU_ALLTOALL */
+  int op;                  /* SHOAL_COLL_GPU_FCOLLECT | SHOAL_COLL_GPU_ALLTOALL | SHOAL_COLL_GPU_BCAST */
   int me, npes;            /* this PE's index in the team and the team size W, 1 <= W <= SHOAL_COLL_GPU_MAX_PES */
   char *const *peer_base;  /* device array [npes]: base of PE i's heap in this address space (16-byte aligned) */
   size_t dst_off;          /* offset of the destination buffer (npes * nbytes bytes) in every heap */
   const void *src;         /* local device pointer: nbytes (fcollect) or npes * nbytes (alltoall) bytes */
-  size_t nbytes;           /* bytes per PE block; 0 is a no-op */
+  size_t nbytes;           /* bytes per PE block (broadcast: the whole message); 0 is a no-op */
   size_t flag_off;         /* offset in every heap of SHOAL_COLL_GPU_FLAG_BYTES(npes) bytes of flags, zeroed once */
   struct shoal_coll_gpu_sync *sync; /* this PE's device memory, zeroed together with the flags; wait = 1 only */
   int wait;                /* 1: signal peers and wait for them in the kernel; 0: data only (host barrier follows) */
@@ -70,6 +72,7 @@ typedef struct shoal_coll_gpu_args {
   uint64_t timeout_ns;     /* wait = 1: give up waiting after this long, leaving SHOAL_COLL_GPU_TIMED_OUT | (the PE not
                               heard from) in sync->blocks (0 after a good call); 0 = wait forever */
   shoal_coll_gpu_cfg_t cfg;
+  int root;                /* broadcast: the root's index in the team, [0, npes); else unused */
 } shoal_coll_gpu_args_t;
 
 /* Effective settings for a call: fills every 0 field of cfg from nbytes, npes and the current device, and returns the
@@ -108,6 +111,9 @@ int shoal_coll_gpu_fcollect(struct shoal_team *t, void *dest, const void *source
                             const char *routine);
 int shoal_coll_gpu_alltoall(struct shoal_team *t, void *dest, const void *source, size_t nbytes, void *stream,
                             const char *routine);
+/* The same for a broadcast of nbytes from team rank root (checked by the caller) to dest on every member. */
+int shoal_coll_gpu_bcast(struct shoal_team *t, void *dest, const void *source, size_t nbytes, int root, void *stream,
+                         const char *routine);
 
 #ifdef __cplusplus
 }

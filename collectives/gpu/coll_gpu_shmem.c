@@ -174,10 +174,10 @@ void shoal_coll_gpu_team_made(shoal_team_t *parent, shoal_team_t *const *made, i
 }
 
 /* The GPU path of one call, or SHOAL_ERR_NOSYS to let the host algorithm run. stream NULL: blocking. */
-static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
+static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, size_t nbytes, int root, void *stream,
                     const char *routine) {
   if (!shoal_gpu_heap_ready()) return SHOAL_ERR_NOSYS; /* no device heap: the host algorithm */
-  const size_t dbytes = shoal_coll_bytes(routine, nbytes, (size_t)t->size),
+  const size_t dbytes = op == SHOAL_COLL_GPU_BCAST ? nbytes : shoal_coll_bytes(routine, nbytes, (size_t)t->size),
                sbytes = op == SHOAL_COLL_GPU_ALLTOALL ? dbytes : nbytes;
   const bool ddev = shoal_gpu_heap_owns(dest), sdev = shoal_gpu_heap_owns(source);
   if (!ddev && !sdev) return SHOAL_ERR_NOSYS;
@@ -218,6 +218,7 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
   a.dst_off = (size_t)((const char *)dest - st->heap_base);
   a.src = source;
   a.nbytes = nbytes;
+  a.root = root;
   a.flag_off = C.flags_off + (size_t)slot * C.npes * 8;
   a.sync = &C.sync[slot];
   a.wait = C.wait;
@@ -243,12 +244,17 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
 
 int shoal_coll_gpu_fcollect(shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
                             const char *routine) {
-  return gpu_coll(SHOAL_COLL_GPU_FCOLLECT, t, dest, source, nbytes, stream, routine);
+  return gpu_coll(SHOAL_COLL_GPU_FCOLLECT, t, dest, source, nbytes, 0, stream, routine);
 }
 
 int shoal_coll_gpu_alltoall(shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
                             const char *routine) {
-  return gpu_coll(SHOAL_COLL_GPU_ALLTOALL, t, dest, source, nbytes, stream, routine);
+  return gpu_coll(SHOAL_COLL_GPU_ALLTOALL, t, dest, source, nbytes, 0, stream, routine);
+}
+
+int shoal_coll_gpu_bcast(shoal_team_t *t, void *dest, const void *source, size_t nbytes, int root, void *stream,
+                         const char *routine) {
+  return gpu_coll(SHOAL_COLL_GPU_BCAST, t, dest, source, nbytes, root, stream, routine);
 }
 
 /* ---- public: stream-ordered forms ---- */
@@ -256,7 +262,7 @@ static int on_stream(int op, const char *routine, shmem_team_t team, void *dest,
                      void *stream) {
   SHOAL_CHECK_INIT(routine);
   shoal_team_t *t = shoal_team_get(team, routine);
-  if (gpu_coll(op, t, dest, source, nelems, stream, routine) == SHOAL_OK) return 0;
+  if (gpu_coll(op, t, dest, source, nelems, 0, stream, routine) == SHOAL_OK) return 0;
   /* Host buffers (or no GPU kernels): drain the stream, then the host collective. */
   if (shoal_gpu_heap_ready() && shoal_gpu_ops.stream_sync(stream))
     shoal_fatal(routine, "cannot synchronize stream %p", stream);
@@ -271,6 +277,35 @@ int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, const void *sour
 int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream) {
   return on_stream(SHOAL_COLL_GPU_ALLTOALL, "shmemx_alltoallmem_on_stream", team, dest, source, nelems, stream);
 }
+
+/* Broadcast on a stream: as shmem_broadcastmem (PE_root in team numbering, dest written on every member, the root's
+ * too), enqueued on stream for device-heap buffers; host buffers drain the stream and run the host broadcast. */
+static int bcast_on_stream(const char *routine, shmem_team_t team, void *dest, const void *source, size_t nelems,
+                           size_t esize, int PE_root, void *stream) {
+  SHOAL_CHECK_INIT(routine);
+  shoal_team_t *t = shoal_team_get(team, routine);
+  if (SHOAL_UNLIKELY(PE_root < 0 || PE_root >= t->size))
+    shoal_fatal(routine, "PE_root: %d out of range [0, %d) of the team", PE_root, t->size);
+  const size_t nb = shoal_coll_bytes(routine, nelems, esize);
+  if (!nb) return 0;
+  shoal_coll_check_overlap(routine, dest, nb, source, nb, true);
+  if (gpu_coll(SHOAL_COLL_GPU_BCAST, t, dest, source, nb, PE_root, stream, routine) == SHOAL_OK) return 0;
+  if (shoal_gpu_heap_ready() && shoal_gpu_ops.stream_sync(stream))
+    shoal_fatal(routine, "cannot synchronize stream %p", stream);
+  return shmem_broadcastmem(team, dest, source, nb, PE_root);
+}
+
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root,
+                                  void *stream) {
+  return bcast_on_stream("shmemx_broadcastmem_on_stream", team, dest, source, nelems, 1, PE_root, stream);
+}
+#define SHOAL_DEF_BCAST_ON_STREAM(T, N)                                                                               \
+  int shmemx_##N##_broadcast_on_stream(shmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root,       \
+                                       void *stream) {                                                                \
+    return bcast_on_stream("shmemx_" #N "_broadcast_on_stream", team, dest, source, nelems, sizeof(T), PE_root,      \
+                           stream);                                                                                    \
+  }
+SHOAL_RMA_TYPES(SHOAL_DEF_BCAST_ON_STREAM)
 
 int shmemx_coll_device_info(void *buf, size_t len) {
   SHOAL_CHECK_INIT("shmemx_coll_device_info");
