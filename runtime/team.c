@@ -322,7 +322,7 @@ static int team_create(shoal_team_t *p, const char *routine, int nnew, team_spec
     SHOAL_DEBUG(SHOAL_SUB_COLL, "%s: team %p: slot %d, %d PEs (world %d + i*%d), my number %d", routine, (void *)t,
                 chosen[k], t->size, t->wstart, t->wstride, t->rank);
   }
-  shoal_coll_gpu_team_made(p, made, nnew); /* collective over p, as the split */
+  shoal_coll_gpu_team_made(p, made, nnew, routine); /* collective over p, as the split */
   return 0;
 }
 

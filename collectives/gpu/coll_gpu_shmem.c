@@ -143,7 +143,8 @@ static shoal_status_t slot_setup(shoal_team_t *t, const shmemx_device_state_t *s
   for (int r = 0; r < t->size; r++) bases[r] = st->heap_base + st->delta[t->world[r]];
   static const shoal_coll_gpu_sync_t zero[2];
   const int32_t s32 = slot;
-  shoal_status_t rc = shoal_gpu_ops.memcpy(C.tables + (size_t)slot * n, bases, (size_t)t->size * sizeof *bases, C.stream);
+  shoal_status_t rc =
+      shoal_gpu_ops.memcpy(C.tables + (size_t)slot * n, bases, (size_t)t->size * sizeof *bases, C.stream);
   if (!rc) rc = shoal_gpu_ops.memset(C.area + (size_t)slot * n * 8, 0, (size_t)n * 8, C.stream);
   if (!rc) rc = shoal_gpu_ops.memset(C.area + (size_t)(SHOAL_TEAM_SLOTS + slot) * n * 8, 0, (size_t)n * 8, C.stream);
   if (!rc) rc = shoal_gpu_ops.memset(st->heap_base + C.bar_off + (size_t)slot * BAR_BYTES, 0, BAR_BYTES, C.stream);
@@ -157,7 +158,7 @@ static shoal_status_t slot_setup(shoal_team_t *t, const shmemx_device_state_t *s
   return rc;
 }
 
-void shoal_coll_gpu_team_made(shoal_team_t *parent, shoal_team_t *const *made, int n) {
+void shoal_coll_gpu_team_made(shoal_team_t *parent, shoal_team_t *const *made, int n, const char *routine) {
   const shmemx_device_state_t *st = shoal_gpu_state();
   if (!C.ready || !st) return;
   for (int k = 0; k < n; k++) {
@@ -165,10 +166,10 @@ void shoal_coll_gpu_team_made(shoal_team_t *parent, shoal_team_t *const *made, i
     if (!t) continue;
     /* a kernel of the slot's previous team still running on a stream must end before its state is reset */
     if (C.last[t->slot] && shoal_gpu_ops.event_sync(C.ev[t->slot]))
-      shoal_fatal("shmem_team_split", "the last collective kernel of team slot %d failed", t->slot);
+      shoal_fatal(routine, "the last collective kernel of team slot %d failed", t->slot);
     C.last[t->slot] = NULL;
     if (slot_setup(t, st))
-      shoal_fatal("shmem_team_split", "cannot set up the GPU collective state of team slot %d", t->slot);
+      shoal_fatal(routine, "cannot set up the GPU collective state of team slot %d", t->slot);
   }
   shmem_team_sync((shmem_team_t)parent); /* no member signals into a row that another one still resets */
 }

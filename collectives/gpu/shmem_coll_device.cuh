@@ -4,9 +4,9 @@
  *   #include <shoal/shmem_coll_device.cuh>     (includes <shoal/shmem_device.cuh>)
  *   host: shmem_init();                         nothing per translation unit (shmem_init fills this unit's state)
  *   kernel, every thread of ONE block per PE (1-D block, any size), the same arguments on every PE:
- *     shmemx_fcollectmem_block(team, dest, source, nelems);
- *     shmemx_alltoallmem_block(team, dest, source, nelems);
- *     shmemx_broadcastmem_block(team, dest, source, nelems, PE_root);   shmemx_TYPE_broadcast_block (nelems elements)
+ *     shmemx_fcollectmem_block(SHMEM_TEAM_WORLD, dest, source, nelems);     // or any team: SHARED, a split team
+ *     shmemx_alltoallmem_block(SHMEM_TEAM_WORLD, dest, source, nelems);
+ *     shmemx_broadcastmem_block(SHMEM_TEAM_WORLD, dest, source, nelems, 0); // PE_root 0; shmemx_TYPE_broadcast_block
  *
  * dest and source are on the device heap; nelems bytes per PE. The calling block moves the whole of this PE's part
  * with the hoisted tile loop of the grid kernels (collectives/gpu/coll_gpu_kernels.cuh: destination pointers built

@@ -95,7 +95,7 @@ static inline int shoal_dstate_fill(int quiet) {
               shmem_my_pe(), SHMEMX_DEVICE_MAX_PES);
     return -1;
   }
-  shmemx_coll_device_info_t ci; /* absent (HIP, no room): the device collectives and team barriers stop with a message */
+  shmemx_coll_device_info_t ci; /* absent (HIP, no room): device collectives and team barriers stop with a message */
   if (shmemx_coll_device_info(&ci, sizeof ci)) memset(&ci, 0, sizeof ci);
   int e = (int)shoal_d_set_device(shmemx_gpu_device());
   if (e == (int)SHOAL_D_OK) e = (int)shoal_d_memcpy_to_symbol(shoal_dstate, &st, sizeof st);

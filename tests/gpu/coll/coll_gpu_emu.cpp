@@ -5,8 +5,9 @@
  * the heaps are one shared mapping (same addresses in every process), a kernel's blocks run one after another and a
  * block's SHOAL_COLL_GPU_THREADS threads are threads. The kernels and the launch plan are the very code that nvcc and
  * hipcc build; what this checks is their indexing (tiles, chunks, tails, rotation, alltoall blocks, byte path, G
- * groups, generic W, broadcast from every root) and the completion protocol (block counter, epochs, release/acquire flags, back-to-back calls,
- * timeouts), for every variant against values computed from coll_gpu_testdata.h. It does not check GPU memory ordering.
+ * groups, generic W, broadcast from every root) and the completion protocol (block counter, epochs, release/acquire
+ * flags, back-to-back calls, timeouts), for every variant against values computed from coll_gpu_testdata.h. It does
+ * not check GPU memory ordering.
  *
  *   coll_gpu_emu -W n [--seed S]        exit 0: all passed, 1: a mismatch
  */
