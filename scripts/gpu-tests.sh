@@ -135,7 +135,7 @@ run gpu_bad-mixedcoll fail -- 2 "$T/gpu_bad" mixedcoll
 run gpu_dcoll-badteam fail -- 2 "$T/gpu_dcoll" badteam
 run gpu_dcoll-badroot fail -- 2 "$T/gpu_dcoll" badroot
 for m in "badteam:shmemx_fcollectmem_block: team .* is SHMEM_TEAM_INVALID" \
-         "badroot:shmemx_broadcastmem_block: PE_root 2 out of range \[0, 2\)"; do
+         "badroot:shmemx_broadcastmem_block: PE_root 2 out of range \[0, 2)"; do
   if ! grep -q "^shoal: PE [0-9]*: ${m#*:}" "/tmp/gpu-tests/gpu_dcoll-${m%%:*}-2.log" 2>/dev/null; then
     echo "gpu-tests: FAIL gpu_dcoll-${m%%:*}: no line matching '${m#*:}'"
     fail=$((fail + 1)); failed_runs="$failed_runs gpu_dcoll-${m%%:*}-message"
