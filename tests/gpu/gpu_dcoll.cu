@@ -78,8 +78,8 @@ int main(int argc, char **argv) {
   shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (t_npes + 1) / 2, NULL, 0, &even);
   struct { shmem_team_t team; const char *name; } teams[] = {
     {SHMEM_TEAM_WORLD, "SHMEM_TEAM_WORLD"}, {SHMEM_TEAM_SHARED, "SHMEM_TEAM_SHARED"}, {even, "even PEs"}};
-  const size_t nb = 1000; /* bytes per block; an int multiple for the typed form; not 16-aligned: the byte path too */
-  const size_t cap = nb * t_npes + 64;
+  /* bytes per block: 1024 (16-byte path) and 1000 at offset 4 (byte path); int multiples for the typed form */
+  const size_t nb = 1000, cap = 1024 * (size_t)t_npes + 64;
   char *src = (char *)t_dmalloc(cap), *dst = (char *)t_dmalloc(cap), *h = (char *)malloc(cap);
   for (int ti = 0; forms && ti < 3; ti++) {
     shmem_team_t team = teams[ti].team;
