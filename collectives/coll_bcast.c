@@ -12,6 +12,7 @@
  *     root's children), then releases its children and waits for their acks.
  * Apart from staged, the root's source and every dest are read or written directly: no scratch, no staging copy. */
 #include "coll.h"
+#include "gpu/coll_gpu.h"
 
 /* Automatic choice (measured on 2 cores, 2 and 4 PEs): staged for teams up to half their staging (16 KiB for WORLD
  * and SHARED, 4 KiB for other teams), then push up to BCAST_PUSH_MAX bytes (4 times that when PEs outnumber CPUs:
@@ -111,8 +112,11 @@ static void bcast_team(const char *routine, shmem_team_t team, void *dest, const
   size_t nb = shoal_coll_bytes(routine, nelems, esize);
   shoal_coll_debug_check(t, routine, "nelems", nelems, "PE_root", (uint64_t)PE_root);
   if (!nb) return;
-  shoal_coll_host_only(routine, dest, source);
   shoal_coll_check_overlap(routine, dest, nb, source, nb, true);
+  /* Device-heap buffers: the GPU kernel (the root's block stores to every member's dest); host stores cannot reach
+   * device memory. */
+  if (SHOAL_UNLIKELY(shoal_coll_gpu_bcast(t, dest, source, nb, PE_root, NULL, routine) == SHOAL_OK)) return;
+  shoal_coll_host_only(routine, dest, source);
   shoal_coll_bcast(t, dest, source, nb, PE_root, true, routine);
 }
 

@@ -54,7 +54,7 @@ _Noreturn void shoal_coll_overlap_fail(const char *routine, const void *dest, si
 
 _Noreturn void shoal_coll_device_fail(const char *routine, const char *arg, const void *p) {
   shoal_fatal(routine, "%s: %p is on the device heap; this collective runs on the host only (GPU kernels exist for "
-              "fcollect and contiguous alltoall)", arg, p);
+              "fcollect, contiguous alltoall and broadcast)", arg, p);
 }
 
 _Noreturn void shoal_coll_bytes_fail(const char *routine, size_t nelems, size_t size) {

@@ -87,14 +87,33 @@ void shmemx_barrier_all_on_stream(void *stream);
 int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream);
 /** The same for an alltoall: block j (nelems bytes) of source goes to the slot of this PE in dest on member j. */
 int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream);
-/** What the block-scoped device forms (shmemx_fcollectmem_block, shmemx_alltoallmem_block in
- *  <shoal/shmem_coll_device.cuh>) need; filled by shmemx_coll_device_info(buf, sizeof(shmemx_coll_device_info_t)),
- *  which returns 0, or -1 without the GPU collectives (no GPU, HIP, or no room in the device heap). */
+/** Enqueue on stream a broadcast (spec 9.9.6 shmem_broadcastmem semantics, NVSHMEM's argument order): nelems bytes
+ *  (typed forms: elements of TYPE, the standard RMA types) of source on member PE_root of team (team numbering) to dest
+ *  on every member, the root's dest included. dest and source on the device heap: a GPU kernel (the root stores to
+ *  every member's dest), complete on every member when work enqueued after it on stream starts; host buffers: the
+ *  stream is synchronized and the host broadcast runs. Collective over team. Errors (fatal, one line): PE_root out
+ *  of [0, team size), one of dest and source on the device heap and the other not, as shmem_broadcastmem. */
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root,
+                                  void *stream);
+#define SHOAL_DECL_BCAST_ON_STREAM(T, N)                                                                              \
+  int shmemx_##N##_broadcast_on_stream(shmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root,       \
+                                       void *stream);
+SHOAL_RMA_TYPES(SHOAL_DECL_BCAST_ON_STREAM)
+#undef SHOAL_DECL_BCAST_ON_STREAM
+/** What the device-side collectives and team barriers (<shoal/shmem_device.cuh>, <shoal/shmem_coll_device.cuh>) need,
+ *  per team slot (every team holds one of `slots` slots while it exists; team entry i of the device team table is on
+ *  slot team_slot[i]); filled by shmemx_coll_device_info(buf, sizeof(shmemx_coll_device_info_t)), which returns 0, or
+ *  -1 without the GPU collectives (no GPU, HIP, or no room in the device heap). */
 typedef struct shmemx_coll_device_info {
   uint32_t size;       /* sizeof(shmemx_coll_device_info_t) */
-  uint64_t flag_off;   /* offset in the device heap of the device forms' flags, one per world PE */
-  char *const *table;  /* device memory [n_pes]: every PE's device heap base in this process */
-  void *sync;          /* device memory: this PE's completion state of the device forms */
+  uint32_t slots;      /* team slots */
+  uint64_t flag_off;   /* offset in the device heap of the device forms' flags: slot s's row of n_pes at + 8 s n_pes */
+  char *const *table;  /* device memory [slots][n_pes]: slot s's members' device heap bases in this process, by rank */
+  void *sync;          /* device memory [slots] of sync_size bytes: this PE's completion state of the device forms */
+  uint64_t bar_off;    /* offset in the device heap of the team barriers' flags: slot s's at + 128 s (16 rounds) */
+  uint64_t *bar_epoch; /* device memory [slots]: this PE's barrier count per slot */
+  const int32_t *team_slot; /* device memory [team_count]: slot of team entry i (-1: none) */
+  uint32_t sync_size;
 } shmemx_coll_device_info_t;
 int shmemx_coll_device_info(void *buf, size_t len);
 

@@ -123,7 +123,8 @@ extern "C" void shoal_coll_gpu_kernel_name(const shoal_coll_gpu_args_t *a, char 
   char w[16];
   if (pl.wclass) snprintf(w, sizeof w, "w%d", pl.wclass);
   else snprintf(w, sizeof w, "wgen");
-  snprintf(buf, len, "%s_%s_%s_g%d_v%d%s", a->op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect",
+  snprintf(buf, len, "%s_%s_%s_g%d_v%d%s",
+           a->op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : a->op == SHOAL_COLL_GPU_BCAST ? "bcast" : "fcollect",
            a->cfg.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", w, pl.g, pl.vec, pl.pipe ? "_pipe" : "");
 }
 
@@ -144,6 +145,7 @@ extern "C" int shoal_coll_gpu_launch(const shoal_coll_gpu_args_t *a, void *strea
   p.sync = a->sync;
   p.me = a->me;
   p.npes = a->npes;
+  p.root = a->root;
   p.wait = a->wait && a->npes > 1;
   p.gpu_scope = pl.gpu_scope;
   p.small = pl.small;

@@ -23,7 +23,9 @@
 extern "C" {
 #endif
 
-enum { SHOAL_COLL_GPU_FCOLLECT = 0, SHOAL_COLL_GPU_ALLTOALL = 1 };
+/* BCAST: the root's nbytes of src to dst_off on every PE, the root's own dest included (fcollect's data path, run on
+ * the root alone, as if it were PE 0 of an fcollect), then the same completion: every PE's kernel takes part. */
+enum { SHOAL_COLL_GPU_FCOLLECT = 0, SHOAL_COLL_GPU_ALLTOALL = 1, SHOAL_COLL_GPU_BCAST = 2 };
 enum { SHOAL_COLL_GPU_HOISTED = 0, SHOAL_COLL_GPU_NAIVE = 1 };
 #ifndef SHOAL_COLL_GPU_THREADS /* (the CPU emulation test builds with fewer) */
 #define SHOAL_COLL_GPU_THREADS 512 /* threads per block (a multiple of every warp size) */
@@ -70,12 +72,12 @@ enum { SHOAL_COLL_GPU_PIPE_AUTO = 0, SHOAL_COLL_GPU_PIPE_OFF = 1, SHOAL_COLL_GPU
 enum { SHOAL_COLL_GPU_SCOPE_AUTO = 0, SHOAL_COLL_GPU_SCOPE_SYS = 1 };
 
 typedef struct shoal_coll_gpu_args {
-  int op;                  /* SHOAL_COLL_GPU_FCOLLECT | SHOAL_COLL_GPU_ALLTOALL */
+  int op;                  /* SHOAL_COLL_GPU_FCOLLECT | SHOAL_COLL_GPU_ALLTOALL | SHOAL_COLL_GPU_BCAST */
   int me, npes;            /* this PE's index in the team and the team size W, 1 <= W <= SHOAL_COLL_GPU_MAX_PES */
   char *const *peer_base;  /* device array [npes]: base of PE i's heap in this address space (16-byte aligned) */
   size_t dst_off;          /* offset of the destination buffer (npes * nbytes bytes) in every heap */
   const void *src;         /* local device pointer: nbytes (fcollect) or npes * nbytes (alltoall) bytes */
-  size_t nbytes;           /* bytes per PE block; 0 is a no-op */
+  size_t nbytes;           /* bytes per PE block (broadcast: the whole message); 0 is a no-op */
   size_t flag_off;         /* offset in every heap of SHOAL_COLL_GPU_FLAG_BYTES(npes) bytes of flags, zeroed once */
   struct shoal_coll_gpu_sync *sync; /* this PE's device memory, zeroed together with the flags; wait = 1 only */
   int wait;                /* 1: signal peers and wait for them in the kernel; 0: data only (host barrier follows) */
@@ -87,6 +89,7 @@ typedef struct shoal_coll_gpu_args {
                               reached it (those calls have passed their arrival), so that calls on several streams
                               share the counter and epoch in order without a host wait or an event per call */
   shoal_coll_gpu_cfg_t cfg;
+  int root;                /* broadcast: the root's index in the team, [0, npes); else unused */
 } shoal_coll_gpu_args_t;
 
 /* Effective settings for a call: fills every 0 field of cfg from nbytes, npes and the current device, and returns the
@@ -111,6 +114,10 @@ struct shoal_team;
 size_t shoal_coll_gpu_area_bytes(int npes);
 /* At shmem_init, after the device heap is up (runtime/init.c): set up that area. 0 or an error. */
 int shoal_coll_gpu_init(void);
+/* The end of a split of parent (collective over it) that made teams made[0 .. n - 1] on this PE (NULL: not a member):
+ * set their slots up for the GPU collectives (table of member heap bases, flags, epochs, the device lookup's entry),
+ * then sync parent. Nothing without the GPU collectives. Fatal (naming routine, the split) if a copy fails. */
+void shoal_coll_gpu_team_made(struct shoal_team *parent, struct shoal_team *const *made, int n, const char *routine);
 /* shmem_team_destroy: the slot's GPU state belongs to no team any more, so that the next team on the slot re-arms it
  * even if its object lands at the destroyed one's address. */
 void shoal_coll_gpu_forget_slot(int slot);
@@ -121,6 +128,9 @@ int shoal_coll_gpu_fcollect(struct shoal_team *t, void *dest, const void *source
                             const char *routine);
 int shoal_coll_gpu_alltoall(struct shoal_team *t, void *dest, const void *source, size_t nbytes, void *stream,
                             const char *routine);
+/* The same for a broadcast of nbytes from team rank root (checked by the caller) to dest on every member. */
+int shoal_coll_gpu_bcast(struct shoal_team *t, void *dest, const void *source, size_t nbytes, int root, void *stream,
+                         const char *routine);
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,7 @@
 
 namespace shoal_cg {
 
-enum { OP_FCOLLECT = SHOAL_COLL_GPU_FCOLLECT, OP_ALLTOALL = SHOAL_COLL_GPU_ALLTOALL };
+enum { OP_FCOLLECT = SHOAL_COLL_GPU_FCOLLECT, OP_ALLTOALL = SHOAL_COLL_GPU_ALLTOALL, OP_BCAST = SHOAL_COLL_GPU_BCAST };
 enum { VAR_HOISTED = SHOAL_COLL_GPU_HOISTED, VAR_NAIVE = SHOAL_COLL_GPU_NAIVE };
 constexpr int NT = SHOAL_COLL_GPU_THREADS;
 constexpr int VPT = SHOAL_COLL_GPU_VPT;
@@ -34,6 +34,7 @@ struct params {
   unsigned long long timeout_ns, after;
   shoal_coll_gpu_sync_t *sync;
   int me, npes, wait;
+  int root;      /* OP_BCAST: the root's team index */
   int gpu_scope; /* 1: every PE runs on this GPU, so device-scope fences and flags suffice; 0: system scope */
   int small;     /* 1: a grid of one block completes with complete_one_block */
 #ifdef SHOAL_COLL_GPU_TRACE /* perf/bench_gpu_floor.cu's copy of the kernels only: globaltimer stamps per call */
@@ -352,7 +353,14 @@ __global__ void __launch_bounds__(NT, 1) coll_kernel(params p) {
 #ifdef SHOAL_COLL_GPU_TRACE
   if (blockIdx.x == 0 && threadIdx.x == 0) SHOAL_TRACE(p, p.sync->epoch, TR_ENTRY); /* the previous call has ended */
 #endif
-  walk_tiles<OP, VAR, W, G, V, NT, P>(p, blockIdx.x, gridDim.x, s_tab);
+  if (OP == OP_BCAST) { /* fcollect's data path on the root alone, as PE 0 (it stores to dest, not to a slot) */
+    params q = p;
+    q.me = 0;
+    if (p.me != p.root) q.nbytes = 0;
+    walk_tiles<OP_FCOLLECT, VAR, W, G, V, NT, P>(q, blockIdx.x, gridDim.x, s_tab);
+  } else {
+    walk_tiles<OP, VAR, W, G, V, NT, P>(p, blockIdx.x, gridDim.x, s_tab);
+  }
   if (!p.wait) return;
   if (p.small && gridDim.x == 1) { /* uniform: the whole grid takes one side */
     complete_one_block(p);
@@ -419,6 +427,7 @@ template <int OP> kernel_fn pick_pipe(int var, int wclass, int g, int vec, int p
 }
 kernel_fn pick(int op, int var, int wclass, int g, int vec, int pipe) {
   return op == OP_ALLTOALL ? pick_pipe<OP_ALLTOALL>(var, wclass, g, vec, pipe)
+         : op == OP_BCAST  ? pick_pipe<OP_BCAST>(var, wclass, g, vec, pipe)
                            : pick_pipe<OP_FCOLLECT>(var, wclass, g, vec, pipe);
 }
 

@@ -42,9 +42,11 @@ inline size_t auto_tile(size_t nbytes) {
 /* Validate a call and choose kernel, grid and shared memory; 0 or -3 with the reason in err. */
 inline int make_plan(const shoal_coll_gpu_args_t *a, plan *pl, char *err, size_t errlen, int (*sm_count)(void)) {
   const char *bad = NULL;
-  if (a->op != SHOAL_COLL_GPU_FCOLLECT && a->op != SHOAL_COLL_GPU_ALLTOALL) bad = "op: not fcollect (0) or alltoall (1)";
+  if (a->op != SHOAL_COLL_GPU_FCOLLECT && a->op != SHOAL_COLL_GPU_ALLTOALL && a->op != SHOAL_COLL_GPU_BCAST)
+    bad = "op: not fcollect (0), alltoall (1) or broadcast (2)";
   else if (a->npes < 1 || a->npes > SHOAL_COLL_GPU_MAX_PES) bad = "npes: out of range [1, 1024]";
   else if (a->me < 0 || a->me >= a->npes) bad = "me: out of range [0, npes)";
+  else if (a->op == SHOAL_COLL_GPU_BCAST && (a->root < 0 || a->root >= a->npes)) bad = "root: out of range [0, npes)";
   else if (a->cfg.variant != SHOAL_COLL_GPU_HOISTED && a->cfg.variant != SHOAL_COLL_GPU_NAIVE) bad = "variant: not hoisted (0) or naive (1)";
   else if (a->cfg.group != 0 && a->cfg.group != 1 && a->cfg.group != 2 && a->cfg.group != 4 && a->cfg.group != 8)
     bad = "G: not 1, 2, 4 or 8";
@@ -68,7 +70,7 @@ inline int make_plan(const shoal_coll_gpu_args_t *a, plan *pl, char *err, size_t
   pl->vec = (((uintptr_t)a->src | a->dst_off | a->nbytes) % 16 == 0) ? 16 : 1;
   pl->cfg = a->cfg;
   int g = a->cfg.group;
-  if (!g) g = a->op == SHOAL_COLL_GPU_FCOLLECT ? (pl->wclass ? pl->wclass : 4) : 2;
+  if (!g) g = a->op != SHOAL_COLL_GPU_ALLTOALL ? (pl->wclass ? pl->wclass : 4) : 2;
   if (pl->wclass && g > pl->wclass) g = pl->wclass;
   if (pl->vec == 1) g = 1;
   pl->cfg.group = g;
@@ -88,6 +90,7 @@ inline int make_plan(const shoal_coll_gpu_args_t *a, plan *pl, char *err, size_t
   pl->cfg.tile = tile;
   const size_t ntiles = a->nbytes ? (a->nbytes + tile - 1) / tile : 0;
   pl->grid = (unsigned)(ntiles < (size_t)sms ? (ntiles ? ntiles : 1) : (size_t)sms);
+  if (a->op == SHOAL_COLL_GPU_BCAST && a->me != a->root) pl->grid = 1; /* no data: the completion only */
   /* Pipelining (the byte path has none). AUTO: alltoall on (the next group's loads overlap this group's stores) unless
    * G >= 4, whose doubled G x VPT vectors spill on sm_90; fcollect on only when a block has two chunks or more (with
    * one there is nothing to overlap). Measured: docs/gpu-collectives.md. */

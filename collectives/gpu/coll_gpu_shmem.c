@@ -3,12 +3,16 @@
  *
  * The area the kernels signal in is part of the device heap's internal area (runtime/heap_gpu.c's layout, offset coll:
  * the same offset on every PE); shoal_coll_gpu_init, called by runtime/init.c once the device heap is up, sets it up:
- *   flags  [SHOAL_TEAM_SLOTS + 1][npes] u64   one row per team slot (indexed by the sender's team rank) and one for the
- *                                            block-scoped device forms (world ranks)
- *   tables [SHOAL_TEAM_SLOTS][npes] char *   per slot, the team members' heap bases in this process (local contents)
- *   sync   [SHOAL_TEAM_SLOTS + 1]            per slot, the completion counter and epoch (local contents)
- * A team slot is re-armed (its flags, table and epoch reset, then a team sync) the first time a GPU collective runs on
- * a team object other than the slot's last one, so that teams that reuse a slot start from equal epochs.
+ *   flags  [2 SLOTS][npes] u64     per team slot s, row s for the host-launched kernels and row SLOTS + s for the
+ *                                  device forms (<shoal/shmem_coll_device.cuh>), indexed by the sender's team rank
+ *   bar    [SLOTS][16] u64         per slot, the device team barrier's flags (one per dissemination round)
+ *   tables [SLOTS][npes] char *    per slot, the team members' heap bases in this process (local contents)
+ *   sync   [2 SLOTS]               per slot, the completion counter and epoch of each row (local contents)
+ *   bar_epoch [SLOTS] u64          per slot, this PE's device barrier count (local)
+ *   team_slot [SHOAL_TEAM_POOL]    slot of each team object (by its index in shoal_team_pool; -1: none), for kernels
+ * WORLD's and SHARED's slots are set up here; a split team's at its creation (shoal_coll_gpu_team_made: the split is
+ * collective, so every member resets its flags, table and epochs, then the parent syncs), never lazily: kernels
+ * cannot set a slot up, and teams that reuse a slot must start from equal epochs and clean flags.
  *
  * shoal_coll_gpu_fcollect / shoal_coll_gpu_alltoall are the entry points of the host collectives (collectives/coll_*.c):
  * they take the call when the kernels are built, the device heap is up, and dest and source are on it; otherwise they
@@ -32,9 +36,12 @@ static struct {
   int npes;
   char *area;                 /* this PE's reservation (device heap) */
   size_t flags_off;           /* offset of the flag rows from the device heap base */
+  size_t bar_off;             /* offset of the device barrier flags */
   char **tables;              /* [SLOTS][npes], device memory */
-  shoal_coll_gpu_sync_t *sync;/* [SLOTS + 1], device memory */
-  const void *slot_team[SHOAL_TEAM_SLOTS]; /* team object each slot was last armed for */
+  shoal_coll_gpu_sync_t *sync;/* [2 SLOTS], device memory */
+  uint64_t *bar_epoch;        /* [SLOTS], device memory */
+  int32_t *team_slot;         /* [SHOAL_TEAM_POOL], device memory */
+  const void *slot_team[SHOAL_TEAM_SLOTS]; /* team object each slot was last set up for */
   void *stream;               /* for the blocking forms */
   void *ev[SHOAL_TEAM_SLOTS]; /* per slot: recorded when its team is destroyed with a launch pending (created then) */
   bool ev_set[SHOAL_TEAM_SLOTS];
@@ -45,9 +52,13 @@ static struct {
   shoal_coll_gpu_cfg_t cfg;
 } C;
 
+#define BAR_BYTES 128 /* per slot: SHMEMX_DEVICE_BAR_ROUNDS flags */
+static shoal_status_t slot_setup(shoal_team_t *t, const shmemx_device_state_t *st);
+
 size_t shoal_coll_gpu_area_bytes(int npes) {
-  return (size_t)(SHOAL_TEAM_SLOTS + 1) * npes * 8 + (size_t)SHOAL_TEAM_SLOTS * npes * sizeof(char *) +
-         (SHOAL_TEAM_SLOTS + 1) * sizeof(shoal_coll_gpu_sync_t);
+  return (size_t)2 * SHOAL_TEAM_SLOTS * npes * 8 + (size_t)SHOAL_TEAM_SLOTS * BAR_BYTES +
+         (size_t)SHOAL_TEAM_SLOTS * npes * sizeof(char *) + 2 * SHOAL_TEAM_SLOTS * sizeof(shoal_coll_gpu_sync_t) +
+         SHOAL_TEAM_SLOTS * sizeof(uint64_t) + SHOAL_TEAM_POOL * sizeof(int32_t);
 }
 
 /* Does this process share its GPU through MPS (then the PEs' kernels run concurrently)? The driver's answer where it
@@ -88,18 +99,21 @@ int shoal_coll_gpu_init(void) {
   shoal_gpu_layout_t lay;
   if (shoal_gpu_layout_make(n, &lay)) return SHOAL_ERR_INVAL;
   C.area = st->heap_base + lay.coll;
-  C.npes = n;
   C.flags_off = (size_t)(C.area - st->heap_base);
-  C.tables = (char **)(C.area + (size_t)(SHOAL_TEAM_SLOTS + 1) * n * 8);
+  C.bar_off = C.flags_off + (size_t)2 * SHOAL_TEAM_SLOTS * n * 8;
+  C.tables = (char **)(st->heap_base + C.bar_off + (size_t)SHOAL_TEAM_SLOTS * BAR_BYTES);
   C.sync = (shoal_coll_gpu_sync_t *)((char *)C.tables + (size_t)SHOAL_TEAM_SLOTS * n * sizeof(char *));
+  C.bar_epoch = (uint64_t *)(C.sync + 2 * SHOAL_TEAM_SLOTS);
+  C.team_slot = (int32_t *)(C.bar_epoch + SHOAL_TEAM_SLOTS);
   shoal_gpu_memset(C.area, 0, bytes);
   if (shoal_gpu_ops.stream_create(&C.stream)) return SHOAL_ERR;
-  char **bases = malloc((size_t)n * sizeof *bases); /* slot 0's table: world, also the device forms' */
-  if (!bases) return SHOAL_ERR_NOMEM;
-  for (int p = 0; p < n; p++) bases[p] = st->heap_base + st->delta[p];
-  shoal_status_t rc = shoal_gpu_ops.memcpy(C.tables, bases, (size_t)n * sizeof *bases, C.stream);
+  int32_t none[SHOAL_TEAM_POOL];
+  for (int i = 0; i < SHOAL_TEAM_POOL; i++) none[i] = -1;
+  if (shoal_gpu_ops.memcpy(C.team_slot, none, sizeof none, C.stream)) return SHOAL_ERR;
+  C.npes = n;
+  shoal_status_t rc = slot_setup(&shoal_team_pool[0], st); /* WORLD and SHARED; no sync needed: nothing ran yet */
+  if (!rc) rc = slot_setup(&shoal_team_pool[1], st);
   if (!rc) rc = shoal_gpu_ops.stream_sync(C.stream);
-  free(bases);
   if (rc) return rc;
   if (!strcmp(shoal_env.coll_gpu_sync, "device")) C.wait = 1;
   else if (!strcmp(shoal_env.coll_gpu_sync, "host")) C.wait = 0;
@@ -134,36 +148,54 @@ void shoal_coll_gpu_forget_slot(int slot) {
   }
 }
 
-/* Slot of team t, armed for it: the members' heap bases in this process, flags and epoch from zero (then a team
- * sync, so that no member signals into a row another member still resets). */
-static int arm(shoal_team_t *t, const shmemx_device_state_t *st) {
-  const int slot = t->slot;
-  if (C.slot_team[slot] == (const void *)t) return slot;
-  if (C.ev_set[slot] && shoal_gpu_ops.event_sync(C.ev[slot]))
-    shoal_fatal("shmem_team", "the last GPU collective of the team that had slot %d failed", slot);
-  C.ev_set[slot] = false;
-  C.last[slot] = NULL;
-  C.issued[slot] = 0;
+/* Set team t's slot up for it (the host-launched and the device forms' rows): the members' heap bases in this
+ * process, flags, barrier flags and epochs from zero, and t's entry in team_slot. Enqueued on C.stream. */
+static shoal_status_t slot_setup(shoal_team_t *t, const shmemx_device_state_t *st) {
+  const int slot = t->slot, n = C.npes;
   char **bases = malloc((size_t)t->size * sizeof *bases);
-  if (!bases) shoal_fatal("shmem_team", "out of host memory");
+  if (!bases) return SHOAL_ERR_NOMEM;
   for (int r = 0; r < t->size; r++) bases[r] = st->heap_base + st->delta[t->world[r]];
-  shoal_coll_gpu_sync_t zero;
-  memset(&zero, 0, sizeof zero);
-  if (shoal_gpu_ops.memcpy(C.tables + (size_t)slot * C.npes, bases, (size_t)t->size * sizeof *bases, C.stream) ||
-      shoal_gpu_ops.memset(C.area + (size_t)slot * C.npes * 8, 0, (size_t)C.npes * 8, C.stream) ||
-      shoal_gpu_ops.memcpy(&C.sync[slot], &zero, sizeof zero, C.stream) || shoal_gpu_ops.stream_sync(C.stream))
-    shoal_fatal("shmem_team", "cannot set up the GPU collective state of team slot %d", slot);
+  static const shoal_coll_gpu_sync_t zero[2];
+  const int32_t s32 = slot;
+  shoal_status_t rc =
+      shoal_gpu_ops.memcpy(C.tables + (size_t)slot * n, bases, (size_t)t->size * sizeof *bases, C.stream);
+  if (!rc) rc = shoal_gpu_ops.memset(C.area + (size_t)slot * n * 8, 0, (size_t)n * 8, C.stream);
+  if (!rc) rc = shoal_gpu_ops.memset(C.area + (size_t)(SHOAL_TEAM_SLOTS + slot) * n * 8, 0, (size_t)n * 8, C.stream);
+  if (!rc) rc = shoal_gpu_ops.memset(st->heap_base + C.bar_off + (size_t)slot * BAR_BYTES, 0, BAR_BYTES, C.stream);
+  if (!rc) rc = shoal_gpu_ops.memcpy(&C.sync[slot], &zero[0], sizeof zero[0], C.stream);
+  if (!rc) rc = shoal_gpu_ops.memcpy(&C.sync[SHOAL_TEAM_SLOTS + slot], &zero[1], sizeof zero[1], C.stream);
+  if (!rc) rc = shoal_gpu_ops.memset(&C.bar_epoch[slot], 0, sizeof C.bar_epoch[slot], C.stream);
+  if (!rc) rc = shoal_gpu_ops.memcpy(&C.team_slot[t - shoal_team_pool], &s32, sizeof s32, C.stream);
+  if (!rc) rc = shoal_gpu_ops.stream_sync(C.stream); /* bases and s32 are read by the copies */
   free(bases);
-  C.slot_team[slot] = t;
-  shmem_team_sync((shmem_team_t)t);
-  return slot;
+  if (!rc) C.slot_team[slot] = t;
+  return rc;
+}
+
+void shoal_coll_gpu_team_made(shoal_team_t *parent, shoal_team_t *const *made, int n, const char *routine) {
+  const shmemx_device_state_t *st = shoal_gpu_state();
+  if (!C.ready || !st) return;
+  for (int k = 0; k < n; k++) {
+    shoal_team_t *t = made[k];
+    if (!t) continue;
+    /* a kernel of the slot's previous team still running on a stream must end before its state is reset (the event
+     * shoal_coll_gpu_forget_slot recorded at that team's destruction) */
+    if (C.ev_set[t->slot] && shoal_gpu_ops.event_sync(C.ev[t->slot]))
+      shoal_fatal(routine, "the last collective kernel of team slot %d failed", t->slot);
+    C.ev_set[t->slot] = false;
+    C.last[t->slot] = NULL;
+    C.issued[t->slot] = 0;
+    if (slot_setup(t, st))
+      shoal_fatal(routine, "cannot set up the GPU collective state of team slot %d", t->slot);
+  }
+  shmem_team_sync((shmem_team_t)parent); /* no member signals into a row that another one still resets */
 }
 
 /* The GPU path of one call, or SHOAL_ERR_NOSYS to let the host algorithm run. stream NULL: blocking. */
-static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
+static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, size_t nbytes, int root, void *stream,
                     const char *routine) {
   if (!shoal_gpu_heap_ready()) return SHOAL_ERR_NOSYS; /* no device heap: the host algorithm */
-  const size_t dbytes = shoal_coll_bytes(routine, nbytes, (size_t)t->size),
+  const size_t dbytes = op == SHOAL_COLL_GPU_BCAST ? nbytes : shoal_coll_bytes(routine, nbytes, (size_t)t->size),
                sbytes = op == SHOAL_COLL_GPU_ALLTOALL ? dbytes : nbytes;
   const bool ddev = shoal_gpu_heap_owns(dest), sdev = shoal_gpu_heap_owns(source);
   if (!ddev && !sdev) return SHOAL_ERR_NOSYS;
@@ -188,7 +220,9 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
     shoal_fatal(routine, "team: its PEs span several nodes (or SHOAL_TRANSPORT=ofi), and the GPU kernels reach the "
                 "device heaps of one node only");
   void *s = stream ? stream : C.stream;
-  const int slot = arm(t, st);
+  const int slot = t->slot;
+  if (C.slot_team[slot] != (const void *)t) /* set up at the team's creation: a team of before the GPU's? a bug */
+    shoal_fatal(routine, "team: no GPU collective state for this team (slot %d)", slot);
   shoal_coll_gpu_args_t a;
   memset(&a, 0, sizeof a);
   a.op = op;
@@ -198,6 +232,7 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
   a.dst_off = (size_t)((const char *)dest - st->heap_base);
   a.src = source;
   a.nbytes = nbytes;
+  a.root = root;
   a.flag_off = C.flags_off + (size_t)slot * C.npes * 8;
   a.sync = &C.sync[slot];
   a.wait = C.wait;
@@ -225,12 +260,17 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
 
 int shoal_coll_gpu_fcollect(shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
                             const char *routine) {
-  return gpu_coll(SHOAL_COLL_GPU_FCOLLECT, t, dest, source, nbytes, stream, routine);
+  return gpu_coll(SHOAL_COLL_GPU_FCOLLECT, t, dest, source, nbytes, 0, stream, routine);
 }
 
 int shoal_coll_gpu_alltoall(shoal_team_t *t, void *dest, const void *source, size_t nbytes, void *stream,
                             const char *routine) {
-  return gpu_coll(SHOAL_COLL_GPU_ALLTOALL, t, dest, source, nbytes, stream, routine);
+  return gpu_coll(SHOAL_COLL_GPU_ALLTOALL, t, dest, source, nbytes, 0, stream, routine);
+}
+
+int shoal_coll_gpu_bcast(shoal_team_t *t, void *dest, const void *source, size_t nbytes, int root, void *stream,
+                         const char *routine) {
+  return gpu_coll(SHOAL_COLL_GPU_BCAST, t, dest, source, nbytes, root, stream, routine);
 }
 
 /* ---- public: stream-ordered forms ---- */
@@ -238,7 +278,7 @@ static int on_stream(int op, const char *routine, shmem_team_t team, void *dest,
                      void *stream) {
   SHOAL_CHECK_INIT(routine);
   shoal_team_t *t = shoal_team_get(team, routine);
-  if (gpu_coll(op, t, dest, source, nelems, stream, routine) == SHOAL_OK) return 0;
+  if (gpu_coll(op, t, dest, source, nelems, 0, stream, routine) == SHOAL_OK) return 0;
   /* Host buffers (or no GPU kernels): drain the stream, then the host collective. */
   if (shoal_gpu_heap_ready() && shoal_gpu_ops.stream_sync(stream))
     shoal_fatal(routine, "cannot synchronize stream %p", stream);
@@ -254,14 +294,48 @@ int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *sour
   return on_stream(SHOAL_COLL_GPU_ALLTOALL, "shmemx_alltoallmem_on_stream", team, dest, source, nelems, stream);
 }
 
+/* Broadcast on a stream: as shmem_broadcastmem (PE_root in team numbering, dest written on every member, the root's
+ * too), enqueued on stream for device-heap buffers; host buffers drain the stream and run the host broadcast. */
+static int bcast_on_stream(const char *routine, shmem_team_t team, void *dest, const void *source, size_t nelems,
+                           size_t esize, int PE_root, void *stream) {
+  SHOAL_CHECK_INIT(routine);
+  shoal_team_t *t = shoal_team_get(team, routine);
+  if (SHOAL_UNLIKELY(PE_root < 0 || PE_root >= t->size))
+    shoal_fatal(routine, "PE_root: %d out of range [0, %d) of the team", PE_root, t->size);
+  const size_t nb = shoal_coll_bytes(routine, nelems, esize);
+  if (!nb) return 0;
+  shoal_coll_check_overlap(routine, dest, nb, source, nb, true);
+  if (gpu_coll(SHOAL_COLL_GPU_BCAST, t, dest, source, nb, PE_root, stream, routine) == SHOAL_OK) return 0;
+  if (shoal_gpu_heap_ready() && shoal_gpu_ops.stream_sync(stream))
+    shoal_fatal(routine, "cannot synchronize stream %p", stream);
+  return shmem_broadcastmem(team, dest, source, nb, PE_root);
+}
+
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root,
+                                  void *stream) {
+  return bcast_on_stream("shmemx_broadcastmem_on_stream", team, dest, source, nelems, 1, PE_root, stream);
+}
+#define SHOAL_DEF_BCAST_ON_STREAM(T, N)                                                                               \
+  int shmemx_##N##_broadcast_on_stream(shmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root,       \
+                                       void *stream) {                                                                \
+    return bcast_on_stream("shmemx_" #N "_broadcast_on_stream", team, dest, source, nelems, sizeof(T), PE_root,      \
+                           stream);                                                                                    \
+  }
+SHOAL_RMA_TYPES(SHOAL_DEF_BCAST_ON_STREAM)
+
 int shmemx_coll_device_info(void *buf, size_t len) {
   SHOAL_CHECK_INIT("shmemx_coll_device_info");
   if (!C.ready || !buf || len != sizeof(shmemx_coll_device_info_t)) return -1;
   shmemx_coll_device_info_t *i = buf;
   memset(i, 0, sizeof *i);
   i->size = sizeof *i;
-  i->flag_off = C.flags_off + (size_t)SHOAL_TEAM_SLOTS * C.npes * 8; /* the device forms' row */
-  i->table = C.tables;                                               /* slot 0: SHMEM_TEAM_WORLD, world ranks */
+  i->slots = SHOAL_TEAM_SLOTS;
+  i->flag_off = C.flags_off + (size_t)SHOAL_TEAM_SLOTS * C.npes * 8; /* the device forms' rows */
+  i->table = C.tables;
   i->sync = &C.sync[SHOAL_TEAM_SLOTS];
+  i->sync_size = sizeof(shoal_coll_gpu_sync_t);
+  i->bar_off = C.bar_off;
+  i->bar_epoch = C.bar_epoch;
+  i->team_slot = C.team_slot;
   return 0;
 }

@@ -3,7 +3,9 @@
  * the share_* slots, SHOAL_GPU_HEAP_MAP=vmm, the default), copies are memcpy and AMOs host atomics. It checks
  * what the real backends rely on: the device heap exchange and peer table (state deltas reach each peer's heap),
  * allocation routing (SHMEMX_MALLOC_DEVICE, SHOAL_HEAP=device), exhaustion, host RMA through the space's put/get
- * (contiguous, strided, typed), the _on_stream forms, the barrier fallback, host AMOs, calloc/realloc/free. */
+ * (contiguous, strided, typed), the _on_stream forms, the barrier fallback, host AMOs, calloc/realloc/free, and the
+ * GPU collectives' per-team state set up at a split (issue 16). */
+#include "coll.h"
 #include "heap_gpu.h"
 
 #include <fcntl.h>
@@ -167,6 +169,12 @@ int main(int argc, char **argv) {
   /* Bad input (must stop with a one-line error): collectives that would store into device memory from the CPU. */
   if (argc > 1 && !strcmp(argv[1], "mixed_fcollect")) shmem_fcollectmem(SHMEM_TEAM_WORLD, d, h, 8);
   if (argc > 1 && !strcmp(argv[1], "bcast_device")) shmem_broadcastmem(SHMEM_TEAM_WORLD, d, d + N / 2, 8, 0);
+  if (argc > 1 && !strcmp(argv[1], "mixed_bcast")) shmem_broadcastmem(SHMEM_TEAM_WORLD, d, h, 8, 0);
+  if (argc > 1 && !strcmp(argv[1], "bcast_root")) shmem_broadcastmem(SHMEM_TEAM_WORLD, d, d + N / 2, 8, n);
+  if (argc > 1 && !strcmp(argv[1], "bcast_stream_root"))
+    shmemx_broadcastmem_on_stream(SHMEM_TEAM_WORLD, d, d + N / 2, 8, -1, NULL);
+  if (argc > 1 && !strcmp(argv[1], "bcast_stream_mixed"))
+    shmemx_int_broadcast_on_stream(SHMEM_TEAM_WORLD, (int *)h, (int *)d, 2, 0, NULL);
   if (argc > 1 && !strcmp(argv[1], "reduce_device")) shmem_long_sum_reduce(SHMEM_TEAM_WORLD, (long *)h, (long *)d, 4);
   if (argc > 1 && !strcmp(argv[1], "alltoalls_device")) shmem_alltoallsmem(SHMEM_TEAM_WORLD, d, d + N / 2, 2, 1, 4);
   if (argc > 1 && !strcmp(argv[1], "fetch_device")) /* the fetched value would be stored by the CPU into device memory */
@@ -194,6 +202,39 @@ int main(int argc, char **argv) {
     CHECK(!bad, "delta[%d] does not reach PE %d's heap (%d bytes)", p, p, bad);
   }
   shmem_barrier_all();
+
+  /* The GPU collectives' team state (issue 16) is set up when a team is created, not at its first collective: a split
+   * team's slot has its members' heap bases (by team rank), clean flag rows and epochs, and kernels find the slot from
+   * the handle; a destroyed team's slot, dirtied, is clean again for the next team on it. */
+  shmemx_coll_device_info_t ci;
+  CHECK(shmemx_coll_device_info(&ci, sizeof ci) == 0, "shmemx_coll_device_info");
+  for (int round = 0; round < 2; round++) {
+    shmem_team_t even = SHMEM_TEAM_INVALID;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, NULL, 0, &even);
+    CHECK((me % 2 == 0) == (even != SHMEM_TEAM_INVALID), "split: PE %d's handle", me);
+    if (even != SHMEM_TEAM_INVALID) {
+      const shoal_team_t *t = (const shoal_team_t *)even;
+      const int slot = ci.team_slot[t - shoal_team_pool];
+      CHECK(slot == t->slot, "round %d: team_slot %d, the team's slot %d", round, slot, t->slot);
+      for (int r = 0; r < t->size; r++)
+        CHECK(ci.table[(size_t)slot * n + r] == st.heap_base + st.delta[2 * r], "round %d: slot %d table[%d]", round,
+              slot, r);
+      const uint64_t *row = (const uint64_t *)(st.heap_base + ci.flag_off) + (size_t)slot * n;
+      const uint64_t *bar = (const uint64_t *)(st.heap_base + ci.bar_off) + (size_t)slot * SHMEMX_DEVICE_BAR_ROUNDS;
+      const uint64_t *sync = (const uint64_t *)((char *)ci.sync + (size_t)slot * ci.sync_size);
+      int dirty = 0;
+      for (int r = 0; r < n; r++) dirty += row[r] != 0;
+      for (int k = 0; k < SHMEMX_DEVICE_BAR_ROUNDS; k++) dirty += bar[k] != 0;
+      dirty += sync[0] != 0 || sync[1] != 0 || ci.bar_epoch[slot] != 0;
+      CHECK(!dirty, "round %d: slot %d: %d flags or counters not zero at the team's creation", round, slot, dirty);
+      /* what kernels of a first team would leave behind */
+      memset((void *)row, 0x5a, (size_t)n * 8);
+      memset((void *)bar, 0x5a, SHMEMX_DEVICE_BAR_ROUNDS * 8);
+      memset((void *)sync, 0x5a, ci.sync_size);
+      ci.bar_epoch[slot] = 77;
+      shmem_team_destroy(even);
+    }
+  }
 
   /* host RMA through the space */
   unsigned char src[N], out[N];

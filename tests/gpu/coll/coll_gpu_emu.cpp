@@ -5,8 +5,9 @@
  * the heaps are one shared mapping (same addresses in every process), a kernel's blocks run one after another and a
  * block's SHOAL_COLL_GPU_THREADS threads are threads. The kernels and the launch plan are the very code that nvcc and
  * hipcc build; what this checks is their indexing (tiles, chunks, tails, rotation, alltoall blocks, byte path, G
- * groups, generic W) and the completion protocol (block counter, epochs, release/acquire flags, back-to-back calls,
- * timeouts), for every variant against values computed from coll_gpu_testdata.h. It does not check GPU memory ordering.
+ * groups, generic W, broadcast from every root) and the completion protocol (block counter, epochs, release/acquire
+ * flags, back-to-back calls, timeouts), for every variant against values computed from coll_gpu_testdata.h. It does
+ * not check GPU memory ordering.
  *
  *   coll_gpu_emu -W n [--seed S]        exit 0: all passed, 1: a mismatch
  */
@@ -57,6 +58,7 @@ int emu_launch(const shoal_coll_gpu_args_t *a, char *err, size_t errlen) {
   p.sync = a->sync;
   p.me = a->me;
   p.npes = a->npes;
+  p.root = a->root;
   p.wait = a->wait && a->npes > 1;
   p.gpu_scope = pl.gpu_scope;
   p.small = pl.small;
@@ -106,9 +108,13 @@ struct tcase {
   int wait;
   size_t src_shift, dst_shift;
   int pipe = SHOAL_COLL_GPU_PIPE_AUTO;
+  int root = 0; /* broadcast */
   int small = SHOAL_COLL_GPU_SMALL_AUTO;
   unsigned long long after = 0; /* args.after: as if the previous call had gone to another stream */
 };
+const char *op_name(int op) {
+  return op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : op == SHOAL_COLL_GPU_BCAST ? "broadcast" : "fcollect";
+}
 
 const size_t FLAG_AREA = 4096;
 const int GUARD = 0xa5;
@@ -119,9 +125,15 @@ size_t heap_bytes;
 shoal_coll_gpu_sync_t *syncs; /* shared: [W] */
 std::vector<char> src_buf;    /* this PE's source (private) */
 
-/* Expected destination of this PE: slot s holds PE s's block (fcollect) or block `me` of PE s's source (alltoall). */
+/* Expected destination of this PE: slot s holds PE s's block (fcollect) or block `me` of PE s's source (alltoall);
+ * broadcast: the root's source, once. */
 void expected(const tcase &c, uint64_t seed, std::vector<char> &exp) {
   const size_t es = coll_types[c.type].size, nb = c.nelem * es;
+  if (c.op == SHOAL_COLL_GPU_BCAST) {
+    exp.resize(nb);
+    coll_fill(c.type, seed, c.root, 0, c.nelem, exp.data());
+    return;
+  }
   exp.resize((size_t)W * nb);
   for (int s = 0; s < W; s++)
     coll_fill(c.type, seed, s, c.op == SHOAL_COLL_GPU_ALLTOALL ? (uint64_t)me * c.nelem : 0, c.nelem, &exp[s * nb]);
@@ -153,6 +165,7 @@ int launch(const tcase &c, size_t dst_off, uint64_t timeout_ns) {
   a.sync = &syncs[me];
   a.wait = c.wait;
   a.timeout_ns = timeout_ns;
+  a.root = c.root;
   a.cfg.variant = c.variant;
   a.cfg.group = c.g;
   a.cfg.sms = c.sms;
@@ -169,9 +182,9 @@ int launch(const tcase &c, size_t dst_off, uint64_t timeout_ns) {
 }
 
 void label(const tcase &c, char *buf, size_t len) {
-  snprintf(buf, len, "%s %s W=%d G=%d %s n=%zu wait=%d sms=%d tile=%zu shift=%zu/%zu pipe=%d small=%d",
-           c.op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect", c.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted",
-           W, c.g, coll_types[c.type].name, c.nelem, c.wait, c.sms, c.tile, c.src_shift, c.dst_shift, c.pipe,
+  snprintf(buf, len, "%s %s W=%d G=%d %s n=%zu wait=%d sms=%d tile=%zu shift=%zu/%zu pipe=%d root=%d small=%d",
+           op_name(c.op), c.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted",
+           W, c.g, coll_types[c.type].name, c.nelem, c.wait, c.sms, c.tile, c.src_shift, c.dst_shift, c.pipe, c.root,
            c.small);
 }
 
@@ -207,7 +220,7 @@ size_t check(const tcase &c, size_t dst_off, const std::vector<char> &exp) {
 void run_pe(uint64_t seed) {
   alarm(600);
   std::vector<tcase> cases;
-  const int ops[2] = {SHOAL_COLL_GPU_FCOLLECT, SHOAL_COLL_GPU_ALLTOALL};
+  const int ops[3] = {SHOAL_COLL_GPU_FCOLLECT, SHOAL_COLL_GPU_ALLTOALL, SHOAL_COLL_GPU_BCAST};
   const bool spec = W == 2 || W == 4 || W == 8;
   const size_t chunk = (size_t)NT * VPT * 16;
   int k = 0;
@@ -223,19 +236,20 @@ void run_pe(uint64_t seed) {
             const int sms = (k % 5 == 0) ? 1 : (k % 5 == 1) ? 0 : 3;
             /* pipelining off and on, 4 cases each (so that both meet every tile choice) */
             const int pipe = ((k / 4) % 2) ? SHOAL_COLL_GPU_PIPE_ON : SHOAL_COLL_GPU_PIPE_OFF;
-            cases.push_back({op, var, g, sms, tile, t, n, wait, 0, 0, pipe});
+            cases.push_back({op, var, g, sms, tile, t, n, wait, 0, 0, pipe, k % W}); /* broadcast: every root */
             k++;
           }
         }
       }
   for (int op : ops)
     for (int var : {SHOAL_COLL_GPU_HOISTED, SHOAL_COLL_GPU_NAIVE}) {
-      cases.push_back({op, var, 0, 0, 0, COLL_BF16, 7777, 1, 2, 6});   /* misaligned src and dst: byte path */
-      cases.push_back({op, var, 0, 2, 0, COLL_INT8, 1 << 12, 0, 1, 0}); /* misaligned src only */
+      const int r = W - 1; /* broadcast: the last PE as root (others above) */
+      cases.push_back({op, var, 0, 0, 0, COLL_BF16, 7777, 1, 2, 6, SHOAL_COLL_GPU_PIPE_AUTO, r}); /* misaligned: bytes */
+      cases.push_back({op, var, 0, 2, 0, COLL_INT8, 1 << 12, 0, 1, 0, SHOAL_COLL_GPU_PIPE_AUTO, r}); /* src only */
       for (int pipe : {SHOAL_COLL_GPU_PIPE_OFF, SHOAL_COLL_GPU_PIPE_ON}) {
-        cases.push_back({op, var, 0, 0, 0, COLL_FP32, 40000, 1, 0, 0, pipe});   /* many tiles per block */
-        cases.push_back({op, var, 0, 3, 48, COLL_INT8, 40000, 1, 0, 0, pipe});  /* tiles shorter than a block */
-        cases.push_back({op, var, 0, 2, 3 * chunk + 32, COLL_FP16, 3 * 40000 + 8, 1, 0, 0, pipe}); /* tails */
+        cases.push_back({op, var, 0, 0, 0, COLL_FP32, 40000, 1, 0, 0, pipe, r});   /* many tiles per block */
+        cases.push_back({op, var, 0, 3, 48, COLL_INT8, 40000, 1, 0, 0, pipe, r});  /* tiles shorter than a block */
+        cases.push_back({op, var, 0, 2, 3 * chunk + 32, COLL_FP16, 3 * 40000 + 8, 1, 0, 0, pipe, r}); /* tails */
       }
     }
   size_t max_dst = 0;
@@ -269,9 +283,11 @@ void run_pe(uint64_t seed) {
   std::vector<std::vector<char>> exps(nb2b), srcs(nb2b);
   std::vector<tcase> seq;
   for (size_t i = 0; i < nb2b; i++) {
-    /* one-block calls (sms 1) with both completions, and grid calls, on the same flags and epoch */
-    seq.push_back({(int)(i % 2), (int)((i / 2) % 2), 0, (int)(i % 3), 0, (int)(i % COLL_NTYPES), 3000 - 97 * i, 1, 0, 0,
-                   SHOAL_COLL_GPU_PIPE_AUTO, (i / 3) % 2 ? SHOAL_COLL_GPU_SMALL_OFF : SHOAL_COLL_GPU_SMALL_AUTO});
+    /* fcollect, alltoall, broadcast in turn; one-block calls (sms 1) with both completions, and grid calls, on the
+     * same flags and epoch */
+    seq.push_back({(int)(i % 3), (int)((i / 2) % 2), 0, (int)(i % 3), 0, (int)(i % COLL_NTYPES), 3000 - 97 * i, 1, 0, 0,
+                   SHOAL_COLL_GPU_PIPE_AUTO, (int)(i % W),
+                   (i / 3) % 2 ? SHOAL_COLL_GPU_SMALL_OFF : SHOAL_COLL_GPU_SMALL_AUTO});
     prepare(seq[i], seed + 1000 + i, FLAG_AREA + i * area, exps[i]);
     srcs[i] = src_buf;
   }

@@ -1,5 +1,5 @@
 /*
- * coll_gpu_harness.cu - the GPU fcollect / alltoall kernels (collectives/gpu/coll_gpu.h) on W PEs of one host, without
+ * coll_gpu_harness.cu - the GPU fcollect / alltoall / broadcast kernels (collectives/gpu/coll_gpu.h) on W PEs of one host, without
  * the runtime: W threads of one process (default) or W processes sharing their heaps by CUDA IPC (--procs, the way the
  * runtime's device heap is shared; run several processes on one GPU under MPS). See coll_gpu_world.h.
  *
@@ -31,18 +31,21 @@ struct tcase {
   int wait;
   size_t src_shift, dst_shift; /* misalign src / dst_off by these bytes (byte path) */
   int pipe = SHOAL_COLL_GPU_PIPE_AUTO;
+  int root = 0; /* broadcast */
 };
 
-const char *op_name(int op) { return op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect"; }
+const char *op_name(int op) {
+  return op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : op == SHOAL_COLL_GPU_BCAST ? "broadcast" : "fcollect";
+}
 const char *var_name(int v) { return v == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted"; }
 size_t nbytes_of(const tcase &c) { return c.nelem * coll_types[c.type].size; }
 size_t srcbytes_of(const tcase &c, int W) { return (c.op == SHOAL_COLL_GPU_ALLTOALL ? W : 1) * nbytes_of(c); }
 
 std::string label_of(const tcase &c, int W) {
   char buf[256];
-  snprintf(buf, sizeof buf, "%s %s W=%d G=%d %s n=%zu wait=%d sms=%d tile=%zu shift=%zu/%zu pipe=%d", op_name(c.op),
-           var_name(c.variant), W, c.g, coll_types[c.type].name, c.nelem, c.wait, c.sms, c.tile, c.src_shift,
-           c.dst_shift, c.pipe);
+  snprintf(buf, sizeof buf, "%s %s W=%d G=%d %s n=%zu wait=%d sms=%d tile=%zu shift=%zu/%zu pipe=%d root=%d",
+           op_name(c.op), var_name(c.variant), W, c.g, coll_types[c.type].name, c.nelem, c.wait, c.sms, c.tile,
+           c.src_shift, c.dst_shift, c.pipe, c.root);
   return buf;
 }
 
@@ -57,11 +60,11 @@ struct opts {
 std::vector<tcase> make_cases(const opts &o, size_t big) {
   std::vector<tcase> cases;
   const int W = o.W;
-  const int ops[2] = {SHOAL_COLL_GPU_FCOLLECT, SHOAL_COLL_GPU_ALLTOALL};
+  const int ops[3] = {SHOAL_COLL_GPU_FCOLLECT, SHOAL_COLL_GPU_ALLTOALL, SHOAL_COLL_GPU_BCAST};
   const int vars[2] = {SHOAL_COLL_GPU_HOISTED, SHOAL_COLL_GPU_NAIVE};
   const bool spec = W == 2 || W == 4 || W == 8;
   if (o.dump) { /* the inputs of the torch.distributed comparison (tests/gpu/coll/gloo_compare.py) */
-    for (int op : ops)
+    for (int op : {SHOAL_COLL_GPU_FCOLLECT, SHOAL_COLL_GPU_ALLTOALL})
       for (int t = 0; t < COLL_NTYPES; t++)
         for (size_t n : {(size_t)1, (size_t)1000, (size_t)65537, (size_t)1 << 20})
           cases.push_back({op, o.dump_variant, 0, 0, 0, t, n, 1, 0, 0});
@@ -81,21 +84,22 @@ std::vector<tcase> make_cases(const opts &o, size_t big) {
             const int wait = (k % 3) != 2;
             /* pipelining off and on in turn; with 3 sizes (--quick) or 6 per type, each gets both */
             const int pipe = (k++ % 2) ? SHOAL_COLL_GPU_PIPE_ON : SHOAL_COLL_GPU_PIPE_OFF;
-            cases.push_back({op, var, g, 0, (size_t)((n % 2) ? 0 : 4096), t, n, wait, 0, 0, pipe});
+            cases.push_back({op, var, g, 0, (size_t)((n % 2) ? 0 : 4096), t, n, wait, 0, 0, pipe, k % W}); /* roots */
           }
         }
       }
   for (int op : ops)
     for (int var : vars) {
+      const int r = W - 1, A = SHOAL_COLL_GPU_PIPE_AUTO; /* broadcast root: the last PE */
       for (int pipe : {SHOAL_COLL_GPU_PIPE_OFF, SHOAL_COLL_GPU_PIPE_ON}) {
-        cases.push_back({op, var, 0, 1, 0, COLL_FP32, 50000, 1, 0, 0, pipe});               /* one block */
-        cases.push_back({op, var, 0, 7, 16, COLL_FP16, 4099 * 8, 1, 0, 0, pipe});           /* 16-byte tiles, 7 blocks */
-        cases.push_back({op, var, 0, 3, 1 << 20, COLL_INT8, (3 << 20) + 48, 0, 0, 0, pipe}); /* tiles of many chunks */
+        cases.push_back({op, var, 0, 1, 0, COLL_FP32, 50000, 1, 0, 0, pipe, r});               /* one block */
+        cases.push_back({op, var, 0, 7, 16, COLL_FP16, 4099 * 8, 1, 0, 0, pipe, r});           /* 16-byte tiles */
+        cases.push_back({op, var, 0, 3, 1 << 20, COLL_INT8, (3 << 20) + 48, 0, 0, 0, pipe, r}); /* many chunks */
       }
-      cases.push_back({op, var, 0, 0, 0, COLL_BF16, 77777, 1, 2, 6});               /* misaligned: byte path */
-      cases.push_back({op, var, 0, 0, 0, COLL_INT8, 1 << 16, 1, 1, 0});
-      if (!o.quick) cases.push_back({op, var, 0, 0, 0, COLL_FP32, (big + 48) / 4, 1, 0, 0}); /* large, odd tiles */
-      cases.push_back({op, var, 0, 0, 0, COLL_FP16, ((size_t)1 << 20) + 1, 1, 0, 0});      /* large byte path */
+      cases.push_back({op, var, 0, 0, 0, COLL_BF16, 77777, 1, 2, 6, A, r});               /* misaligned: byte path */
+      cases.push_back({op, var, 0, 0, 0, COLL_INT8, 1 << 16, 1, 1, 0, A, r});
+      if (!o.quick) cases.push_back({op, var, 0, 0, 0, COLL_FP32, (big + 48) / 4, 1, 0, 0, A, r}); /* large */
+      cases.push_back({op, var, 0, 0, 0, COLL_FP16, ((size_t)1 << 20) + 1, 1, 0, 0, A, r});      /* large bytes */
     }
   return cases;
 }
@@ -114,6 +118,11 @@ struct pe_bufs {
 /* This PE's expected destination: slot s holds PE s's block (fcollect) or block `me` of PE s's source (alltoall). */
 void expected(const tcase &c, int W, int me, uint64_t seed, std::vector<char> &exp) {
   const size_t nb = nbytes_of(c);
+  if (c.op == SHOAL_COLL_GPU_BCAST) { /* the root's source, once */
+    exp.resize(nb);
+    coll_fill(c.type, seed, c.root, 0, c.nelem, exp.data());
+    return;
+  }
   exp.resize((size_t)W * nb);
   for (int s = 0; s < W; s++)
     coll_fill(c.type, seed, s, c.op == SHOAL_COLL_GPU_ALLTOALL ? (uint64_t)me * c.nelem : 0, c.nelem, &exp[s * nb]);
@@ -138,6 +147,7 @@ void prepare(cw_pe &pe, const tcase &c, uint64_t seed, size_t dst_off, char *src
 void launch(cw_pe &pe, const tcase &c, size_t dst_off, const char *src_dev) {
   shoal_coll_gpu_args_t a = cw_args(pe, c.op, dst_off + c.dst_shift, src_dev + c.src_shift, nbytes_of(c), c.wait);
   a.timeout_ns = 20000000000ull;
+  a.root = c.root;
   a.cfg.variant = c.variant;
   a.cfg.group = c.g;
   a.cfg.sms = c.sms;
@@ -170,7 +180,7 @@ size_t check(cw_pe &pe, const tcase &c, const std::vector<char> &exp, const char
                 i, (int)es * 2, e, (int)es * 2, g, (unsigned char)got[i] == (unsigned char)~exp[i] ? " (poison: not written)" : "");
       }
     if (bad) { /* where the bad elements are: per slot, count and first / last element */
-      const size_t W = (size_t)pe.W;
+      const size_t W = c.op == SHOAL_COLL_GPU_BCAST ? 1 : (size_t)pe.W;
       for (size_t s = 0; s < W; s++) {
         size_t cnt = 0, first = 0, last = 0, poison = 0;
         for (size_t k = 0; k < c.nelem; k++) {

@@ -60,7 +60,9 @@ int main(void) {
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096); a.me = -1; expect_bad(a, "me: out of range");
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 0, 4096); expect_bad(a, "npes: out of range");
   a = base_args(SHOAL_COLL_GPU_FCOLLECT, 1025, 4096); expect_bad(a, "npes: out of range");
-  a = base_args(2, 4, 4096); expect_bad(a, "op: not fcollect");
+  a = base_args(3, 4, 4096); expect_bad(a, "op: not fcollect (0), alltoall (1) or broadcast (2)");
+  a = base_args(SHOAL_COLL_GPU_BCAST, 4, 4096); a.root = 4; expect_bad(a, "root: out of range [0, npes)");
+  a = base_args(SHOAL_COLL_GPU_BCAST, 4, 4096); a.root = -1; expect_bad(a, "root: out of range [0, npes)");
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.variant = 7; expect_bad(a, "variant: not hoisted");
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.src = NULL; expect_bad(a, "peer_base/src: NULL");
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.sync = NULL; expect_bad(a, "sync: NULL with wait = 1");
@@ -73,6 +75,7 @@ int main(void) {
 
   /* kernel choice */
   expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 4, 4096), "fcollect_hoisted_w4_g4_v16");
+  expect_name(base_args(SHOAL_COLL_GPU_BCAST, 4, 4096), "bcast_hoisted_w4_g4_v16"); /* fcollect's G */
   expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 8, 4096), "fcollect_hoisted_w8_g8_v16");
   expect_name(base_args(SHOAL_COLL_GPU_ALLTOALL, 8, 4096), "alltoall_hoisted_w8_g2_v16_pipe");
   expect_name(base_args(SHOAL_COLL_GPU_FCOLLECT, 5, 4096), "fcollect_hoisted_wgen_g4_v16");
@@ -130,6 +133,12 @@ int main(void) {
          "small and pdl off: grid %d small %d pdl %d", grid, c.small, c.pdl);
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.small = 3; expect_bad(a, "small: not auto (0), off (1) or on (2)");
   a = base_args(SHOAL_COLL_GPU_ALLTOALL, 4, 4096); a.cfg.pdl = -1; expect_bad(a, "pdl: not auto (0), off (1) or on (2)");
+  a = base_args(SHOAL_COLL_GPU_BCAST, 4, 100000); /* the root (me 0) walks the tiles, the others only complete */
+  grid = shoal_coll_gpu_resolve(&a, &c);
+  EXPECT(grid == 8, "broadcast root, 100000 B: grid %d", grid);
+  a.root = 2;
+  grid = shoal_coll_gpu_resolve(&a, &c);
+  EXPECT(grid == 1, "broadcast non-root: grid %d, expected 1", grid);
   /* automatic tile: nbytes / 64 up to 32 KiB, then nbytes / 512 up to 512 KiB */
   const size_t sz[] = {(size_t)1 << 20, (size_t)4 << 20, (size_t)16 << 20, (size_t)64 << 20, (size_t)256 << 20,
                        (size_t)1 << 30, (size_t)4 << 30};
