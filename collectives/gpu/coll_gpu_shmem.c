@@ -248,3 +248,45 @@ int shmemx_coll_device_info(void *buf, size_t len) {
   i->sync = &C.sync[SHOAL_TEAM_SLOTS];
   return 0;
 }
+
+/* ---- for the other GPU collectives (coll_gpu_reduce_shmem.c; issue 16) ---- */
+/* gpu_coll's checks after its buffer checks, the team's slot armed, and a's team fields (me, npes, peer_base,
+ * flag_off, sync, wait, one_gpu, cfg); *s: the stream to launch on. */
+void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routine, shoal_coll_gpu_args_t *a, void **s) {
+  const shmemx_device_state_t *st = shoal_gpu_state();
+  if (!C.ready || !st)
+    shoal_fatal(routine, "dest and source are on the device heap, but the GPU collective kernels are not available "
+                "(not built for the %s backend, more than %d PEs, or not set up at shmem_init)", shoal_gpu_ops.name,
+                SHMEMX_DEVICE_MAX_PES);
+  if (t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS)
+    shoal_fatal(routine, "device-heap buffers need a team (the active-set forms run on the host)");
+  if (t->remote)
+    shoal_fatal(routine, "team: its PEs span several nodes (or SHOAL_TRANSPORT=ofi), and the GPU kernels reach the "
+                "device heaps of one node only");
+  *s = stream ? stream : C.stream;
+  if (C.last[t->slot] && C.last[t->slot] != *s && shoal_gpu_ops.event_sync(C.ev[t->slot]))
+    shoal_fatal(routine, "the previous collective kernel of this team failed");
+  const int slot = arm(t, st);
+  memset(a, 0, sizeof *a);
+  a->me = t->rank;
+  a->npes = t->size;
+  a->peer_base = C.tables + (size_t)slot * C.npes;
+  a->flag_off = C.flags_off + (size_t)slot * C.npes * 8;
+  a->sync = &C.sync[slot];
+  a->wait = C.wait;
+  a->one_gpu = C.one_gpu;
+  a->cfg = C.cfg;
+}
+
+/* After the launch on s: the slot's completion event, and for a blocking call (stream NULL) or the host-side
+ * completion the stream synchronized (and the team barrier). */
+void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, const char *routine) {
+  const int slot = t->slot;
+  if ((!C.ev[slot] && shoal_gpu_ops.event_create(&C.ev[slot])) || shoal_gpu_ops.event_record(C.ev[slot], s))
+    shoal_fatal(routine, "cannot record the collective's completion event on stream %p", s);
+  C.last[slot] = s;
+  if (!stream || !C.wait) {
+    if (shoal_gpu_ops.stream_sync(s)) shoal_fatal(routine, "the collective kernel failed (stream %p)", s);
+    if (!C.wait) shmem_team_sync((shmem_team_t)t);
+  }
+}

@@ -122,4 +122,6 @@ __device__ inline int shmemx_fcollectmem_block(shmem_team_t team, void *dest, co
 __device__ inline int shmemx_alltoallmem_block(shmem_team_t team, void *dest, const void *source, size_t nelems) {
   return shoal_coll_block<shoal_cg::OP_ALLTOALL>(team, dest, source, nelems);
 }
+/* the reductions (issue 16): shmemx_TYPENAME_OP_reduce_block */
+#include "shmem_reduce_device.cuh"
 #endif
