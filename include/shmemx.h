@@ -108,14 +108,20 @@ SHOAL_REDUCE_ALL(SHOAL_DECL_REDUCE_ON_STREAM)
 SHOAL_DECL_HALF_ON_STREAM(half, sum) SHOAL_DECL_HALF_ON_STREAM(half, prod) SHOAL_DECL_HALF_ON_STREAM(half, min)
 SHOAL_DECL_HALF_ON_STREAM(half, max) SHOAL_DECL_HALF_ON_STREAM(bfloat16, sum) SHOAL_DECL_HALF_ON_STREAM(bfloat16, prod)
 SHOAL_DECL_HALF_ON_STREAM(bfloat16, min) SHOAL_DECL_HALF_ON_STREAM(bfloat16, max)
-/** What the block-scoped device forms (shmemx_fcollectmem_block, shmemx_alltoallmem_block in
- *  <shoal/shmem_coll_device.cuh>) need; filled by shmemx_coll_device_info(buf, sizeof(shmemx_coll_device_info_t)),
- *  which returns 0, or -1 without the GPU collectives (no GPU, HIP, or no room in the device heap). */
+/** What the device-side collectives and team barriers (<shoal/shmem_device.cuh>, <shoal/shmem_coll_device.cuh>) need,
+ *  per team slot (every team holds one of `slots` slots while it exists; team entry i of the device team table is on
+ *  slot team_slot[i]); filled by shmemx_coll_device_info(buf, sizeof(shmemx_coll_device_info_t)), which returns 0, or
+ *  -1 without the GPU collectives (no GPU, HIP, or no room in the device heap). */
 typedef struct shmemx_coll_device_info {
   uint32_t size;       /* sizeof(shmemx_coll_device_info_t) */
-  uint64_t flag_off;   /* offset in the device heap of the device forms' flags, one per world PE */
-  char *const *table;  /* device memory [n_pes]: every PE's device heap base in this process */
-  void *sync;          /* device memory: this PE's completion state of the device forms */
+  uint32_t slots;      /* team slots */
+  uint64_t flag_off;   /* offset in the device heap of the device forms' flags: slot s's row of n_pes at + 8 s n_pes */
+  char *const *table;  /* device memory [slots][n_pes]: slot s's members' device heap bases in this process, by rank */
+  void *sync;          /* device memory [slots] of sync_size bytes: this PE's completion state of the device forms */
+  uint64_t bar_off;    /* offset in the device heap of the team barriers' flags: slot s's at + 128 s (16 rounds) */
+  uint64_t *bar_epoch; /* device memory [slots]: this PE's barrier count per slot */
+  const int32_t *team_slot; /* device memory [team_count]: slot of team entry i (-1: none) */
+  uint32_t sync_size;
 } shmemx_coll_device_info_t;
 int shmemx_coll_device_info(void *buf, size_t len);
 

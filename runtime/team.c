@@ -302,6 +302,7 @@ static int team_create(shoal_team_t *p, const char *routine, int nnew, team_spec
                  "(destroy unused teams)", routine, SHOAL_TEAM_SLOTS - 2);
     return -1;
   }
+  shoal_team_t *made[2] = {NULL, NULL};
   for (int k = 0; k < nnew; k++) {
     team_spec_t *sp = &spec[k];
     if (!sp->size) continue;
@@ -316,10 +317,12 @@ static int team_create(shoal_team_t *p, const char *routine, int nnew, team_spec
     t->config_mask = sp->mask;
     slot_used[chosen[k]] = true;
     *sp->out = t;
+    made[k] = t;
     shoal_gpu_team_set((int)(t - shoal_team_pool), t->wstart, t->wstride, t->size, t->rank);
     SHOAL_DEBUG(SHOAL_SUB_COLL, "%s: team %p: slot %d, %d PEs (world %d + i*%d), my number %d", routine, (void *)t,
                 chosen[k], t->size, t->wstart, t->wstride, t->rank);
   }
+  shoal_coll_gpu_team_made(p, made, nnew); /* collective over p, as the split */
   return 0;
 }
 

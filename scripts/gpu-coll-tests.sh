@@ -49,7 +49,7 @@ if [ "${1:-}" = "--bundle" ]; then
     cp "$build/runtime/oshrun" "$b/gt/runtime/"
     cp -P "$build"/runtime/libshoal.so "$build"/runtime/libshoal.so.0 "$build"/runtime/libshoal.so.0.1.0 "$b/gt/runtime/"
     for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bad gpu_host_amo gpu_fake gpu_units \
-             gpu_teams; do
+             gpu_teams gpu_dcoll; do
       [ -x "$build/tests/gpu/$t" ] && cp "$build/tests/gpu/$t" "$b/gt/tests/gpu/"
     done
     mkdir -p "$b/gt/examples"

@@ -117,6 +117,8 @@ for n in $PES; do
   # device team queries, and the block collectives with SHMEM_TEAM_WORLD (every PE's kernel at once: MPS)
   forms=; [ "$mps" = yes ] && forms=forms
   run gpu_teams pass -- "$n" "$T/gpu_teams" $forms
+  # the block collectives and the team barriers on WORLD, SHARED and a split team (issue 16)
+  run gpu_dcoll pass -- "$n" "$T/gpu_dcoll" $forms
   run porting_ring pass -- "$n" "$B/examples/porting_ring"
   run gpu_host-heap-device pass SHOAL_HEAP=device -- "$n" "$T/gpu_host"
   run gpu_host_amo pass -- "$n" "$T/gpu_host_amo"
@@ -129,6 +131,16 @@ run gpu_fake pass -- 3 "$T/gpu_fake"
 run gpu_bad-badfree fail -- 2 "$T/gpu_bad" badfree
 run gpu_bad-badpe fail -- 2 "$T/gpu_bad" badpe
 run gpu_bad-mixedcoll fail -- 2 "$T/gpu_bad" mixedcoll
+# a block collective on SHMEM_TEAM_INVALID, a broadcast root out of range: the kernel stops with one line naming both
+run gpu_dcoll-badteam fail -- 2 "$T/gpu_dcoll" badteam
+run gpu_dcoll-badroot fail -- 2 "$T/gpu_dcoll" badroot
+for m in "badteam:shmemx_fcollectmem_block: team .* is SHMEM_TEAM_INVALID" \
+         "badroot:shmemx_broadcastmem_block: PE_root 2 out of range \[0, 2\)"; do
+  if ! grep -q "^shoal: PE [0-9]*: ${m#*:}" "/tmp/gpu-tests/gpu_dcoll-${m%%:*}-2.log" 2>/dev/null; then
+    echo "gpu-tests: FAIL gpu_dcoll-${m%%:*}: no line matching '${m#*:}'"
+    fail=$((fail + 1)); failed_runs="$failed_runs gpu_dcoll-${m%%:*}-message"
+  fi
+done
 if grep -q '^shoal: PE [0-9]*: ' /tmp/gpu-tests/gpu_bad-mixedcoll-2.log 2>/dev/null &&
    ! grep -q '^shoal: PE [0-9]*: shmem_fcollectmem: .*source' /tmp/gpu-tests/gpu_bad-mixedcoll-2.log; then
   echo "gpu-tests: FAIL gpu_bad-mixedcoll: the message does not name shmem_fcollectmem and source"

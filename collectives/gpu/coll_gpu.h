@@ -94,6 +94,10 @@ struct shoal_team;
 size_t shoal_coll_gpu_area_bytes(int npes);
 /* At shmem_init, after the device heap is up (device/gpu.c): set up that area. 0 or an error. */
 int shoal_coll_gpu_init(void);
+/* The end of a split of parent (collective over it) that made teams made[0 .. n - 1] on this PE (NULL: not a member):
+ * set their slots up for the GPU collectives (table of member heap bases, flags, epochs, the device lookup's entry),
+ * then sync parent. Nothing without the GPU collectives. Fatal (naming shmem_team_split) if a copy fails. */
+void shoal_coll_gpu_team_made(struct shoal_team *parent, struct shoal_team *const *made, int n);
 /* shmem_team_destroy: the slot's GPU state belongs to no team any more, so that the next team on the slot re-arms it
  * even if its object lands at the destroyed one's address. */
 void shoal_coll_gpu_forget_slot(int slot);

@@ -3,12 +3,16 @@
  *
  * The area the kernels signal in is part of the device heap's internal area (device/gpu.c's layout, offset coll: the
  * same offset on every PE); shoal_coll_gpu_init, called by the device heap's init once it is up, sets it up:
- *   flags  [SHOAL_TEAM_SLOTS + 1][npes] u64   one row per team slot (indexed by the sender's team rank) and one for the
- *                                            block-scoped device forms (world ranks)
- *   tables [SHOAL_TEAM_SLOTS][npes] char *   per slot, the team members' heap bases in this process (local contents)
- *   sync   [SHOAL_TEAM_SLOTS + 1]            per slot, the completion counter and epoch (local contents)
- * A team slot is re-armed (its flags, table and epoch reset, then a team sync) the first time a GPU collective runs on
- * a team object other than the slot's last one, so that teams that reuse a slot start from equal epochs.
+ *   flags  [2 SLOTS][npes] u64     per team slot s, row s for the host-launched kernels and row SLOTS + s for the
+ *                                  device forms (<shoal/shmem_coll_device.cuh>), indexed by the sender's team rank
+ *   bar    [SLOTS][16] u64         per slot, the device team barrier's flags (one per dissemination round)
+ *   tables [SLOTS][npes] char *    per slot, the team members' heap bases in this process (local contents)
+ *   sync   [2 SLOTS]               per slot, the completion counter and epoch of each row (local contents)
+ *   bar_epoch [SLOTS] u64          per slot, this PE's device barrier count (local)
+ *   team_slot [SHOAL_TEAM_POOL]    slot of each team object (by its index in shoal_team_pool; -1: none), for kernels
+ * WORLD's and SHARED's slots are set up here; a split team's at its creation (shoal_coll_gpu_team_made: the split is
+ * collective, so every member resets its flags, table and epochs, then the parent syncs), never lazily: kernels
+ * cannot set a slot up, and teams that reuse a slot must start from equal epochs and clean flags.
  *
  * shoal_coll_gpu_fcollect / shoal_coll_gpu_alltoall are the entry points of the host collectives (collectives/coll_*.c):
  * they take the call when the kernels are built, the device heap is up, and dest and source are on it; otherwise they
@@ -32,9 +36,12 @@ static struct {
   int npes;
   char *area;                 /* this PE's reservation (device heap) */
   size_t flags_off;           /* offset of the flag rows from the device heap base */
+  size_t bar_off;             /* offset of the device barrier flags */
   char **tables;              /* [SLOTS][npes], device memory */
-  shoal_coll_gpu_sync_t *sync;/* [SLOTS + 1], device memory */
-  const void *slot_team[SHOAL_TEAM_SLOTS]; /* team object each slot was last armed for */
+  shoal_coll_gpu_sync_t *sync;/* [2 SLOTS], device memory */
+  uint64_t *bar_epoch;        /* [SLOTS], device memory */
+  int32_t *team_slot;         /* [SHOAL_TEAM_POOL], device memory */
+  const void *slot_team[SHOAL_TEAM_SLOTS]; /* team object each slot was last set up for */
   void *stream;               /* for the blocking forms */
   void *ev[SHOAL_TEAM_SLOTS]; /* per slot: recorded after its last launch (created on first use) */
   void *last[SHOAL_TEAM_SLOTS]; /* per slot: the stream of that launch */
@@ -43,9 +50,13 @@ static struct {
   shoal_coll_gpu_cfg_t cfg;
 } C;
 
+#define BAR_BYTES 128 /* per slot: SHMEMX_DEVICE_BAR_ROUNDS flags */
+static shoal_status_t slot_setup(shoal_team_t *t, const shmemx_device_state_t *st);
+
 size_t shoal_coll_gpu_area_bytes(int npes) {
-  return (size_t)(SHOAL_TEAM_SLOTS + 1) * npes * 8 + (size_t)SHOAL_TEAM_SLOTS * npes * sizeof(char *) +
-         (SHOAL_TEAM_SLOTS + 1) * sizeof(shoal_coll_gpu_sync_t);
+  return (size_t)2 * SHOAL_TEAM_SLOTS * npes * 8 + (size_t)SHOAL_TEAM_SLOTS * BAR_BYTES +
+         (size_t)SHOAL_TEAM_SLOTS * npes * sizeof(char *) + 2 * SHOAL_TEAM_SLOTS * sizeof(shoal_coll_gpu_sync_t) +
+         SHOAL_TEAM_SLOTS * sizeof(uint64_t) + SHOAL_TEAM_POOL * sizeof(int32_t);
 }
 
 /* Does this process share its GPU through MPS (then the PEs' kernels run concurrently)? The driver's answer where it
@@ -84,18 +95,21 @@ int shoal_coll_gpu_init(void) {
   shoal_gpu_layout_t lay;
   if (shoal_gpu_layout_make(n, &lay)) return SHOAL_ERR_INVAL;
   C.area = st->heap_base + lay.coll;
-  C.npes = n;
   C.flags_off = (size_t)(C.area - st->heap_base);
-  C.tables = (char **)(C.area + (size_t)(SHOAL_TEAM_SLOTS + 1) * n * 8);
+  C.bar_off = C.flags_off + (size_t)2 * SHOAL_TEAM_SLOTS * n * 8;
+  C.tables = (char **)(st->heap_base + C.bar_off + (size_t)SHOAL_TEAM_SLOTS * BAR_BYTES);
   C.sync = (shoal_coll_gpu_sync_t *)((char *)C.tables + (size_t)SHOAL_TEAM_SLOTS * n * sizeof(char *));
+  C.bar_epoch = (uint64_t *)(C.sync + 2 * SHOAL_TEAM_SLOTS);
+  C.team_slot = (int32_t *)(C.bar_epoch + SHOAL_TEAM_SLOTS);
   shoal_gpu_memset(C.area, 0, bytes);
   if (shoal_gpu_ops.stream_create(&C.stream)) return SHOAL_ERR;
-  char **bases = malloc((size_t)n * sizeof *bases); /* slot 0's table: world, also the device forms' */
-  if (!bases) return SHOAL_ERR_NOMEM;
-  for (int p = 0; p < n; p++) bases[p] = st->heap_base + st->delta[p];
-  shoal_status_t rc = shoal_gpu_ops.memcpy(C.tables, bases, (size_t)n * sizeof *bases, C.stream);
+  int32_t none[SHOAL_TEAM_POOL];
+  for (int i = 0; i < SHOAL_TEAM_POOL; i++) none[i] = -1;
+  if (shoal_gpu_ops.memcpy(C.team_slot, none, sizeof none, C.stream)) return SHOAL_ERR;
+  C.npes = n;
+  shoal_status_t rc = slot_setup(&shoal_team_pool[0], st); /* WORLD and SHARED; no sync needed: nothing ran yet */
+  if (!rc) rc = slot_setup(&shoal_team_pool[1], st);
   if (!rc) rc = shoal_gpu_ops.stream_sync(C.stream);
-  free(bases);
   if (rc) return rc;
   if (!strcmp(shoal_env.coll_gpu_sync, "device")) C.wait = 1;
   else if (!strcmp(shoal_env.coll_gpu_sync, "host")) C.wait = 0;
@@ -120,24 +134,43 @@ void shoal_coll_gpu_forget_slot(int slot) {
   if (slot >= 0 && slot < SHOAL_TEAM_SLOTS) C.slot_team[slot] = NULL;
 }
 
-/* Slot of team t, armed for it: the members' heap bases in this process, flags and epoch from zero (then a team
- * sync, so that no member signals into a row another member still resets). */
-static int arm(shoal_team_t *t, const shmemx_device_state_t *st) {
-  const int slot = t->slot;
-  if (C.slot_team[slot] == (const void *)t) return slot;
+/* Set team t's slot up for it (the host-launched and the device forms' rows): the members' heap bases in this
+ * process, flags, barrier flags and epochs from zero, and t's entry in team_slot. Enqueued on C.stream. */
+static shoal_status_t slot_setup(shoal_team_t *t, const shmemx_device_state_t *st) {
+  const int slot = t->slot, n = C.npes;
   char **bases = malloc((size_t)t->size * sizeof *bases);
-  if (!bases) shoal_fatal("shmem_team", "out of host memory");
+  if (!bases) return SHOAL_ERR_NOMEM;
   for (int r = 0; r < t->size; r++) bases[r] = st->heap_base + st->delta[t->world[r]];
-  shoal_coll_gpu_sync_t zero;
-  memset(&zero, 0, sizeof zero);
-  if (shoal_gpu_ops.memcpy(C.tables + (size_t)slot * C.npes, bases, (size_t)t->size * sizeof *bases, C.stream) ||
-      shoal_gpu_ops.memset(C.area + (size_t)slot * C.npes * 8, 0, (size_t)C.npes * 8, C.stream) ||
-      shoal_gpu_ops.memcpy(&C.sync[slot], &zero, sizeof zero, C.stream) || shoal_gpu_ops.stream_sync(C.stream))
-    shoal_fatal("shmem_team", "cannot set up the GPU collective state of team slot %d", slot);
+  static const shoal_coll_gpu_sync_t zero[2];
+  const int32_t s32 = slot;
+  shoal_status_t rc = shoal_gpu_ops.memcpy(C.tables + (size_t)slot * n, bases, (size_t)t->size * sizeof *bases, C.stream);
+  if (!rc) rc = shoal_gpu_ops.memset(C.area + (size_t)slot * n * 8, 0, (size_t)n * 8, C.stream);
+  if (!rc) rc = shoal_gpu_ops.memset(C.area + (size_t)(SHOAL_TEAM_SLOTS + slot) * n * 8, 0, (size_t)n * 8, C.stream);
+  if (!rc) rc = shoal_gpu_ops.memset(st->heap_base + C.bar_off + (size_t)slot * BAR_BYTES, 0, BAR_BYTES, C.stream);
+  if (!rc) rc = shoal_gpu_ops.memcpy(&C.sync[slot], &zero[0], sizeof zero[0], C.stream);
+  if (!rc) rc = shoal_gpu_ops.memcpy(&C.sync[SHOAL_TEAM_SLOTS + slot], &zero[1], sizeof zero[1], C.stream);
+  if (!rc) rc = shoal_gpu_ops.memset(&C.bar_epoch[slot], 0, sizeof C.bar_epoch[slot], C.stream);
+  if (!rc) rc = shoal_gpu_ops.memcpy(&C.team_slot[t - shoal_team_pool], &s32, sizeof s32, C.stream);
+  if (!rc) rc = shoal_gpu_ops.stream_sync(C.stream); /* bases and s32 are read by the copies */
   free(bases);
-  C.slot_team[slot] = t;
-  shmem_team_sync((shmem_team_t)t);
-  return slot;
+  if (!rc) C.slot_team[slot] = t;
+  return rc;
+}
+
+void shoal_coll_gpu_team_made(shoal_team_t *parent, shoal_team_t *const *made, int n) {
+  const shmemx_device_state_t *st = shoal_gpu_state();
+  if (!C.ready || !st) return;
+  for (int k = 0; k < n; k++) {
+    shoal_team_t *t = made[k];
+    if (!t) continue;
+    /* a kernel of the slot's previous team still running on a stream must end before its state is reset */
+    if (C.last[t->slot] && shoal_gpu_ops.event_sync(C.ev[t->slot]))
+      shoal_fatal("shmem_team_split", "the last collective kernel of team slot %d failed", t->slot);
+    C.last[t->slot] = NULL;
+    if (slot_setup(t, st))
+      shoal_fatal("shmem_team_split", "cannot set up the GPU collective state of team slot %d", t->slot);
+  }
+  shmem_team_sync((shmem_team_t)parent); /* no member signals into a row that another one still resets */
 }
 
 /* The GPU path of one call, or SHOAL_ERR_NOSYS to let the host algorithm run. stream NULL: blocking. */
@@ -173,7 +206,9 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
    * before this one reuses the slot's flags and epoch, or before arm() resets them. */
   if (C.last[t->slot] && C.last[t->slot] != s && shoal_gpu_ops.event_sync(C.ev[t->slot]))
     shoal_fatal(routine, "the previous collective kernel of this team failed");
-  const int slot = arm(t, st);
+  const int slot = t->slot;
+  if (C.slot_team[slot] != (const void *)t) /* set up at the team's creation: a team of before the GPU's? a bug */
+    shoal_fatal(routine, "team: no GPU collective state for this team (slot %d)", slot);
   shoal_coll_gpu_args_t a;
   memset(&a, 0, sizeof a);
   a.op = op;
@@ -243,9 +278,14 @@ int shmemx_coll_device_info(void *buf, size_t len) {
   shmemx_coll_device_info_t *i = buf;
   memset(i, 0, sizeof *i);
   i->size = sizeof *i;
-  i->flag_off = C.flags_off + (size_t)SHOAL_TEAM_SLOTS * C.npes * 8; /* the device forms' row */
-  i->table = C.tables;                                               /* slot 0: SHMEM_TEAM_WORLD, world ranks */
+  i->slots = SHOAL_TEAM_SLOTS;
+  i->flag_off = C.flags_off + (size_t)SHOAL_TEAM_SLOTS * C.npes * 8; /* the device forms' rows */
+  i->table = C.tables;
   i->sync = &C.sync[SHOAL_TEAM_SLOTS];
+  i->sync_size = sizeof(shoal_coll_gpu_sync_t);
+  i->bar_off = C.bar_off;
+  i->bar_epoch = C.bar_epoch;
+  i->team_slot = C.team_slot;
   return 0;
 }
 
@@ -266,7 +306,9 @@ void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routin
   *s = stream ? stream : C.stream;
   if (C.last[t->slot] && C.last[t->slot] != *s && shoal_gpu_ops.event_sync(C.ev[t->slot]))
     shoal_fatal(routine, "the previous collective kernel of this team failed");
-  const int slot = arm(t, st);
+  const int slot = t->slot;
+  if (C.slot_team[slot] != (const void *)t) /* set up at the team's creation (as in gpu_coll) */
+    shoal_fatal(routine, "team: no GPU collective state for this team (slot %d)", slot);
   memset(a, 0, sizeof *a);
   a->me = t->rank;
   a->npes = t->size;

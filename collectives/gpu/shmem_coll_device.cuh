@@ -4,17 +4,21 @@
  *   #include <shoal/shmem_coll_device.cuh>     (includes <shoal/shmem_device.cuh>)
  *   host: shmem_init();                         nothing per translation unit (shmem_init fills this unit's state)
  *   kernel, every thread of ONE block per PE (1-D block, any size), the same arguments on every PE:
- *     shmemx_fcollectmem_block(SHMEM_TEAM_WORLD, dest, source, nelems);
- *     shmemx_alltoallmem_block(SHMEM_TEAM_WORLD, dest, source, nelems);
+ *     shmemx_fcollectmem_block(team, dest, source, nelems);
+ *     shmemx_alltoallmem_block(team, dest, source, nelems);
+ *     shmemx_broadcastmem_block(team, dest, source, nelems, PE_root);   shmemx_TYPE_broadcast_block (nelems elements)
  *
  * dest and source are on the device heap; nelems bytes per PE. The calling block moves the whole of this PE's part
  * with the hoisted tile loop of the grid kernels (collectives/gpu/coll_gpu_kernels.cuh: destination pointers built
  * once, in shared memory, 16-byte stores where aligned), then signals every PE and waits for every PE's signal
  * (system-scope release/acquire on flags in the device heap, epochs counted on the device): on return every PE's dest
  * is complete and visible to the calling block. Every PE's calling kernel must be running at the same time (one PE
- * per GPU, or MPS), as for any device-side collective. Only SHMEM_TEAM_WORLD is supported (another team, or a unit
- * without state, stops the kernel with a message). shmemx_coll_init_device_state() still copies the state by hand.
- * Returns 0. Uses 2 x n_pes pointers of static shared memory (at most 4 KiB).
+ * per GPU, or MPS), as for any device-side collective. team: any team of this PE (SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED,
+ * a split team: members numbered as on the host, slots of dest by team rank); SHMEM_TEAM_INVALID, a destroyed team,
+ * or a unit without state stops the kernel with one line naming the routine and the team. Each team slot has the
+ * device forms' own flags and epoch (shoal_d_cteam_of, <shoal/shmem_device.cuh>): calls on different teams may run
+ * at once; calls on one team run one at a time on each member. Returns 0. Uses 2 x n_pes pointers of static shared
+ * memory (at most 4 KiB).
  */
 #ifndef SHOAL_SHMEM_COLL_DEVICE_CUH
 #define SHOAL_SHMEM_COLL_DEVICE_CUH
@@ -23,105 +27,90 @@
 
 #include "coll_gpu_kernels.cuh"
 
-struct shoal_coll_dstate_t {
-  int ready, me, npes;
-  char *heap_base;
-  char *const *table;
-  size_t flag_off;
-  shoal_coll_gpu_sync_t *sync;
-  shmem_team_t world;
-};
-static __constant__ shoal_coll_dstate_t shoal_coll_dstate; /* one copy per translation unit */
+/* By hand (not needed: shmem_init fills every unit that includes <shoal/shmem_device.cuh>, and with it the device
+ * collectives' state). The same as shmemx_init_device_state(). */
+static inline int shmemx_coll_init_device_state(void) { return shoal_dstate_fill(0); }
 
-/* Copy this PE's state for the device forms to this unit's constant memory. 0, or -1 (message unless quiet)
- * without them. */
-static inline int shoal_coll_dstate_fill(int quiet) {
-  shmemx_device_state_t st;
-  shmemx_coll_device_info_t info;
-  if (shmemx_device_state_get(&st, sizeof st) || shmemx_coll_device_info(&info, sizeof info)) {
-    if (!quiet)
-      fprintf(stderr, "shoal: PE %d: shmemx_coll_init_device_state: no GPU collectives on this PE\n", shmem_my_pe());
-    return -1;
+/* One PE's part of a block-scoped collective on team c: move the data (OP: fcollect, alltoall; broadcast is fcollect's
+ * data path run on the root alone, as PE 0 of its output so that it stores to dest itself, not to its slot), then
+ * signal every member and wait for every member's signal (flags of c's slot, epoch of c's slot counted here). */
+template <int OP>
+__device__ inline void shoal_coll_block_run(const shoal_d_cteam &c, void *dest, const void *source, size_t nelems,
+                                            bool bcast, int root) {
+  __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
+  __shared__ unsigned long long epoch;
+  shoal_cg::params p;
+  p.peer_base = c.base;
+  p.src = (const char *)source;
+  p.dst_off = (size_t)((char *)dest - shoal_dstate.heap_base);
+  p.nbytes = nelems;
+  p.tile = (size_t)blockDim.x * SHOAL_COLL_GPU_VPT * 16; /* one chunk of this block */
+  p.flag_off = c.flag_off;
+  p.timeout_ns = 0;
+  p.sync = (shoal_coll_gpu_sync_t *)c.sync;
+  p.me = c.me;
+  p.npes = c.npes;
+  p.wait = 1;
+  p.gpu_scope = 0;
+  shoal_cg::params q = p;
+  if (bcast) {
+    q.me = 0;
+    q.nbytes = c.me == root ? nelems : 0;
   }
-  shoal_coll_dstate_t h = {1, st.my_pe, st.n_pes, st.heap_base, info.table, (size_t)info.flag_off,
-                           (shoal_coll_gpu_sync_t *)info.sync, SHMEM_TEAM_WORLD};
-#if defined(__HIPCC__)
-  hipError_t e = hipMemcpyToSymbol(HIP_SYMBOL(shoal_coll_dstate), &h, sizeof h, 0, hipMemcpyHostToDevice);
-#else
-  cudaError_t e = cudaMemcpyToSymbol(shoal_coll_dstate, &h, sizeof h, 0, cudaMemcpyHostToDevice);
-#endif
-  if (e != SHOAL_GPU_API(Success)) {
-    fprintf(stderr, "shoal: PE %d: %s: %s\n", shmem_my_pe(), quiet ? "shmem_init" : "shmemx_coll_init_device_state",
-            SHOAL_GPU_API(GetErrorString)(e));
-    return -1;
+  if (q.nbytes) {
+    if ((((uintptr_t)source | p.dst_off | nelems) & 15) == 0)
+      shoal_cg::walk_tiles<OP, shoal_cg::VAR_HOISTED, 0, 4, uint4, 0>(q, 0, 1, tab);
+    else
+      shoal_cg::walk_tiles<OP, shoal_cg::VAR_HOISTED, 0, 1, unsigned char, 0>(q, 0, 1, tab);
   }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system(); /* the block's stores before the signals */
+    epoch = ++p.sync->epoch;
+  }
+  __syncthreads();
+  if (p.npes > 1) shoal_cg::signal_and_wait(p, epoch);
+}
+
+__device__ inline int shmemx_fcollectmem_block(shmem_team_t team, void *dest, const void *source, size_t nelems) {
+  shoal_coll_block_run<shoal_cg::OP_FCOLLECT>(shoal_d_cteam_of(team, "shmemx_fcollectmem_block"), dest, source, nelems,
+                                              false, 0);
   return 0;
 }
-/* By hand (not needed: shmem_init fills every unit that includes this header). */
-static inline int shmemx_coll_init_device_state(void) { return shoal_coll_dstate_fill(0); }
-static int shoal_coll_dstate_autofill(void) { return shoal_coll_dstate_fill(1); }
-namespace { /* registered after this unit's module (see shoal_dstate_registrar) */
-struct shoal_coll_dstate_registrar {
-  shoal_coll_dstate_registrar() { shmemx_device_state_register(shoal_coll_dstate_autofill); }
-};
-shoal_coll_dstate_registrar shoal_coll_dstate_registrar_instance;
-} // namespace
-
-static __device__ __noinline__ void shoal_coll_d_refuse(int ready) {
-  if (ready)
-    printf("shoal: PE %d: shmemx_fcollectmem_block/shmemx_alltoallmem_block: team is not SHMEM_TEAM_WORLD (the only "
-           "team the device forms support)\n", shoal_coll_dstate.me);
-  else
-    printf("shoal: PE ?: shmemx_fcollectmem_block/shmemx_alltoallmem_block: this unit has no state for the device "
-           "collectives: launch after shmem_init, or call shmemx_coll_init_device_state()\n");
+__device__ inline int shmemx_alltoallmem_block(shmem_team_t team, void *dest, const void *source, size_t nelems) {
+  shoal_coll_block_run<shoal_cg::OP_ALLTOALL>(shoal_d_cteam_of(team, "shmemx_alltoallmem_block"), dest, source, nelems,
+                                              false, 0);
+  return 0;
+}
+static __device__ __noinline__ void shoal_coll_d_bad_root(const char *routine, int root, int npes) {
+  printf("shoal: PE %d: %s: PE_root %d out of range [0, %d) of the team\n", shoal_dstate.my_pe, routine, root, npes);
 #if defined(__HIPCC__)
   __builtin_trap();
 #else
   __trap();
 #endif
 }
-
-template <int OP>
-__device__ inline int shoal_coll_block(shmem_team_t team, void *dest, const void *source, size_t nelems) {
-  const shoal_coll_dstate_t &d = shoal_coll_dstate;
-  if (!d.ready || team != d.world) shoal_coll_d_refuse(d.ready); /* not initialized, or not SHMEM_TEAM_WORLD */
-  __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
-  __shared__ unsigned long long epoch;
-  shoal_cg::params p;
-  p.peer_base = d.table;
-  p.src = (const char *)source;
-  p.dst_off = (size_t)((char *)dest - d.heap_base);
-  p.nbytes = nelems;
-  p.tile = (size_t)blockDim.x * SHOAL_COLL_GPU_VPT * 16; /* one chunk of this block */
-  p.flag_off = d.flag_off;
-  p.timeout_ns = 0;
-  p.sync = d.sync;
-  p.me = d.me;
-  p.npes = d.npes;
-  p.wait = 1;
-  p.gpu_scope = 0;
-  if (nelems) {
-    if ((((uintptr_t)source | p.dst_off | nelems) & 15) == 0)
-      shoal_cg::walk_tiles<OP, shoal_cg::VAR_HOISTED, 0, 4, uint4, 0>(p, 0, 1, tab);
-    else
-      shoal_cg::walk_tiles<OP, shoal_cg::VAR_HOISTED, 0, 1, unsigned char, 0>(p, 0, 1, tab);
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence_system(); /* the block's stores before the signals */
-    epoch = ++d.sync->epoch;
-  }
-  __syncthreads();
-  if (d.npes > 1) shoal_cg::signal_and_wait(p, epoch);
+/* Broadcast (spec 9.9.6 semantics): nelems bytes of source on member PE_root (team numbering) to dest on every member,
+ * the root's dest included; on return dest is complete on every member. Collective over team as the forms above.
+ * PE_root out of [0, team size) stops the kernel with one line. */
+__device__ inline int shoal_coll_bcast_block(const char *routine, shmem_team_t team, void *dest, const void *source,
+                                             size_t nbytes, int PE_root) {
+  const shoal_d_cteam c = shoal_d_cteam_of(team, routine);
+  if (PE_root < 0 || PE_root >= c.npes) shoal_coll_d_bad_root(routine, PE_root, c.npes);
+  shoal_coll_block_run<shoal_cg::OP_FCOLLECT>(c, dest, source, nbytes, true, PE_root);
   return 0;
 }
-
-__device__ inline int shmemx_fcollectmem_block(shmem_team_t team, void *dest, const void *source, size_t nelems) {
-  return shoal_coll_block<shoal_cg::OP_FCOLLECT>(team, dest, source, nelems);
+__device__ inline int shmemx_broadcastmem_block(shmem_team_t team, void *dest, const void *source, size_t nelems,
+                                                int PE_root) {
+  return shoal_coll_bcast_block("shmemx_broadcastmem_block", team, dest, source, nelems, PE_root);
 }
-__device__ inline int shmemx_alltoallmem_block(shmem_team_t team, void *dest, const void *source, size_t nelems) {
-  return shoal_coll_block<shoal_cg::OP_ALLTOALL>(team, dest, source, nelems);
-}
+#define SHOAL_COLL_D_BCAST(T, N)                                                                                      \
+  __device__ inline int shmemx_##N##_broadcast_block(shmem_team_t team, T *dest, const T *source, size_t nelems,     \
+                                                     int PE_root) {                                                   \
+    return shoal_coll_bcast_block("shmemx_" #N "_broadcast_block", team, dest, source, nelems * sizeof(T), PE_root);  \
+  }
+SHOAL_D_RMA_TYPES(SHOAL_COLL_D_BCAST)
+#undef SHOAL_COLL_D_BCAST
 /* the reductions (issue 16): shmemx_TYPENAME_OP_reduce_block */
 #include "shmem_reduce_device.cuh"
 #endif

@@ -10,11 +10,14 @@
  * The algorithm of the grid kernel (collectives/gpu/coll_gpu_reduce.cuh) on the calling block: entry exchange, this
  * PE's slice reduced from every PE's source and stored into every PE's dest (hoisted pointers in shared memory,
  * 16-byte vectors where dest and source offsets are 16-byte aligned), exit exchange; on return every PE's dest is
- * complete and visible to the calling block. Only SHMEM_TEAM_WORLD (another team stops the kernel with a message, as
- * the fcollect forms). Returns 0. Shared memory: the fcollect forms' 2 x n_pes pointers (a table of its own).
+ * complete and visible to the calling block. team: any live team (shoal_d_cteam_of: its slot's device-form flags and
+ * epoch, two epochs per call; SHMEM_TEAM_INVALID or a destroyed team stops the kernel with one line). Returns 0. Shared memory: the fcollect forms' 2 x n_pes pointers (a table of its own).
  */
 #ifndef SHOAL_SHMEM_REDUCE_DEVICE_CUH
 #define SHOAL_SHMEM_REDUCE_DEVICE_CUH
+#ifndef SHOAL_COLL_GPU_REDUCE_CUH /* the block functions only: no grid kernels in the user's unit */
+#define SHOAL_COLL_GPU_REDUCE_NO_PICK
+#endif
 #include "coll_gpu_reduce.cuh"
 
 namespace shoal_rd {
@@ -36,31 +39,32 @@ template <int OP> struct kt<float, OP> { typedef float t; };
 template <int OP> struct kt<double, OP> { typedef double t; };
 
 template <int OP, typename K>
-__device__ inline int reduce_block(shmem_team_t team, void *dest, const void *source, size_t nreduce) {
-  const shoal_coll_dstate_t &d = shoal_coll_dstate;
-  if (!d.ready || team != d.world) shoal_coll_d_refuse(d.ready); /* not initialized, or not SHMEM_TEAM_WORLD */
+__device__ inline int reduce_block(const char *routine, shmem_team_t team, void *dest, const void *source,
+                                   size_t nreduce) {
+  const shoal_d_cteam c = shoal_d_cteam_of(team, routine); /* any live team; else one line and the kernel stops */
   __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
   __shared__ unsigned long long epoch;
   shoal_cr::rparams p;
-  p.c.peer_base = d.table;
+  p.c.peer_base = c.base;
   p.c.src = nullptr;
-  p.c.dst_off = (size_t)((char *)dest - d.heap_base);
+  p.c.dst_off = (size_t)((char *)dest - shoal_dstate.heap_base);
   p.c.nbytes = nreduce * sizeof(K);
   p.c.tile = (size_t)blockDim.x * SHOAL_COLL_GPU_VPT * 16; /* one chunk of this block */
-  p.c.flag_off = d.flag_off;
+  p.c.flag_off = c.flag_off;
   p.c.timeout_ns = 0;
-  p.c.sync = d.sync;
-  p.c.me = d.me;
-  p.c.npes = d.npes;
+  p.c.sync = (shoal_coll_gpu_sync_t *)c.sync;
+  p.c.me = c.me;
+  p.c.npes = c.npes;
   p.c.wait = 1;
   p.c.gpu_scope = 0;
-  p.src_off = (size_t)((const char *)source - d.heap_base);
+  p.src_off = (size_t)((const char *)source - shoal_dstate.heap_base);
   p.nelems = nreduce;
   p.entry = 0;
-  if (d.npes > 1) { /* entry: every PE's source ready, its dest free */
+  shoal_coll_gpu_sync_t *const sy = p.c.sync;
+  if (c.npes > 1) { /* entry: every PE's source ready, its dest free */
     if (threadIdx.x == 0) {
       __threadfence_system();
-      epoch = ++d.sync->epoch;
+      epoch = ++sy->epoch;
     }
     __syncthreads();
     shoal_cg::signal_and_wait(p.c, epoch);
@@ -74,10 +78,10 @@ __device__ inline int reduce_block(shmem_team_t team, void *dest, const void *so
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence_system(); /* the block's stores before the signals */
-    epoch = ++d.sync->epoch;
+    epoch = ++sy->epoch;
   }
   __syncthreads();
-  if (d.npes > 1) shoal_cg::signal_and_wait(p.c, epoch);
+  if (c.npes > 1) shoal_cg::signal_and_wait(p.c, epoch);
   return 0;
 }
 } // namespace shoal_rd
@@ -94,8 +98,8 @@ __device__ inline int reduce_block(shmem_team_t team, void *dest, const void *so
 #define SHOAL_RD_DEF(T, N, OP)                                                                                        \
   __device__ inline int shmemx_##N##_##OP##_reduce_block(shmem_team_t team, T *dest, const T *source,                \
                                                          size_t nreduce) {                                            \
-    return shoal_rd::reduce_block<SHOAL_RED_N_##OP, typename shoal_rd::kt<T, SHOAL_RED_N_##OP>::t>(team, dest, source, \
-                                                                                                 nreduce);             \
+    return shoal_rd::reduce_block<SHOAL_RED_N_##OP, typename shoal_rd::kt<T, SHOAL_RED_N_##OP>::t>(                \
+        "shmemx_" #N "_" #OP "_reduce_block", team, dest, source, nreduce);                                           \
   }
 SHOAL_RD_BITWISE_TYPES(SHOAL_RD_DEF, and) SHOAL_RD_BITWISE_TYPES(SHOAL_RD_DEF, or) SHOAL_RD_BITWISE_TYPES(SHOAL_RD_DEF, xor)
 SHOAL_RD_ARITH_TYPES(SHOAL_RD_DEF, sum) SHOAL_RD_ARITH_TYPES(SHOAL_RD_DEF, prod)
@@ -103,7 +107,8 @@ SHOAL_RD_ARITH_TYPES(SHOAL_RD_DEF, min) SHOAL_RD_ARITH_TYPES(SHOAL_RD_DEF, max)
 #define SHOAL_RD_DEF16(N, K, OP)                                                                                      \
   __device__ inline int shmemx_##N##_##OP##_reduce_block(shmem_team_t team, shmemx_##N##_t *dest,                    \
                                                          const shmemx_##N##_t *source, size_t nreduce) {              \
-    return shoal_rd::reduce_block<SHOAL_RED_N_##OP, K>(team, dest, source, nreduce);                                  \
+    return shoal_rd::reduce_block<SHOAL_RED_N_##OP, K>("shmemx_" #N "_" #OP "_reduce_block", team, dest, source,      \
+                                                       nreduce);                                                      \
   }
 SHOAL_RD_DEF16(half, shoal_cr::h16, sum) SHOAL_RD_DEF16(half, shoal_cr::h16, prod)
 SHOAL_RD_DEF16(half, shoal_cr::h16, min) SHOAL_RD_DEF16(half, shoal_cr::h16, max)

@@ -82,6 +82,7 @@ typedef cudaStream_t shoal_d_stream_t;
 
 /* The state of this translation unit's kernels (one copy per unit: no device linking needed). */
 static __constant__ shmemx_device_state_t shoal_dstate;
+static __constant__ shmemx_coll_device_info_t shoal_dcoll; /* team slots of the device collectives (size 0: none) */
 static int shoal_dstate_ready; /* host side: copied for this unit */
 
 /* Copy this PE's device state to this unit's __constant__ memory on the PE's GPU. quiet: no message when there is
@@ -94,8 +95,11 @@ static inline int shoal_dstate_fill(int quiet) {
               shmem_my_pe(), SHMEMX_DEVICE_MAX_PES);
     return -1;
   }
+  shmemx_coll_device_info_t ci; /* absent (HIP, no room): the device collectives and team barriers stop with a message */
+  if (shmemx_coll_device_info(&ci, sizeof ci)) memset(&ci, 0, sizeof ci);
   int e = (int)shoal_d_set_device(shmemx_gpu_device());
   if (e == (int)SHOAL_D_OK) e = (int)shoal_d_memcpy_to_symbol(shoal_dstate, &st, sizeof st);
+  if (e == (int)SHOAL_D_OK) e = (int)shoal_d_memcpy_to_symbol(shoal_dcoll, &ci, sizeof ci);
   if (e != (int)SHOAL_D_OK) {
     fprintf(stderr, "shoal: PE %d: %s: this unit's device state: %s\n", shmem_my_pe(),
             quiet ? "shmem_init" : "shmemx_init_device_state", shoal_d_error_string((decltype(SHOAL_D_OK))e));
@@ -406,14 +410,85 @@ static __host__ __device__ inline shmem_team_t shoal_team_shared_(void) {
 }
 #define SHMEM_TEAM_WORLD shoal_team_world_()
 #define SHMEM_TEAM_SHARED shoal_team_shared_()
+/* Index of team's entry in the device team table (a live team or not), or -1 for anything that is no team handle. */
+SHOAL_DI int shoal_d_team_index(shmem_team_t team) {
+  const shmemx_device_state_t &s = shoal_d_st();
+  uint64_t off = (uint64_t)(uintptr_t)team - s.team_pool;
+  if (!team || off % s.team_stride || off / s.team_stride >= s.team_count) return -1;
+  return (int)(off / s.team_stride);
+}
 /* team's entry {world start, world stride, size, my rank}, or NULL for SHMEM_TEAM_INVALID, a destroyed team, or
  * anything that is no team handle of this PE. */
 SHOAL_DI const int32_t *shoal_d_team(shmem_team_t team) {
-  const shmemx_device_state_t &s = shoal_d_st();
-  uint64_t off = (uint64_t)(uintptr_t)team - s.team_pool;
-  if (!team || off % s.team_stride || off / s.team_stride >= s.team_count) return (const int32_t *)0;
-  const int32_t *e = s.teams + off / s.team_stride * 4;
+  const int i = shoal_d_team_index(team);
+  if (i < 0) return (const int32_t *)0;
+  const int32_t *e = shoal_d_st().teams + i * 4;
   return e[2] ? e : (const int32_t *)0;
+}
+/* A team as the device collectives see it: its slot's state (collectives/gpu/coll_gpu_shmem.c's layout). The
+ * lookup other block-scoped collectives use: shoal_d_cteam_of(team, "routine"). */
+struct shoal_d_cteam {
+  char *const *base; /* [npes] members' device heap bases in this process, by team rank */
+  uint64_t flag_off; /* offset in every member's heap of the slot's device-form flags [npes] (by sender rank) */
+  uint64_t bar_off;  /* offset in every member's heap of the slot's barrier flags [SHMEMX_DEVICE_BAR_ROUNDS] */
+  void *sync;        /* this PE's completion state of the slot's device forms (a shoal_coll_gpu_sync_t) */
+  uint64_t *bar_epoch; /* this PE's barrier count on the slot */
+  int me, npes, slot;
+};
+/* true and c filled for a live team of this PE, false for SHMEM_TEAM_INVALID, a destroyed team, or no GPU
+ * collectives in this unit's state. */
+SHOAL_DI bool shoal_d_cteam_get(shmem_team_t team, shoal_d_cteam &c) {
+  const shmemx_coll_device_info_t &ci = shoal_dcoll;
+  const int32_t *e = shoal_d_team(team);
+  if (!e || !ci.size) return false;
+  const int slot = ci.team_slot[shoal_d_team_index(team)];
+  if (slot < 0 || (uint32_t)slot >= ci.slots) return false;
+  const size_t n = (size_t)shoal_dstate.n_pes;
+  c.base = ci.table + (size_t)slot * n;
+  c.flag_off = ci.flag_off + (size_t)slot * n * 8;
+  c.bar_off = ci.bar_off + (size_t)slot * SHMEMX_DEVICE_BAR_ROUNDS * 8;
+  c.sync = (char *)ci.sync + (size_t)slot * ci.sync_size;
+  c.bar_epoch = ci.bar_epoch + slot;
+  c.me = e[3];
+  c.npes = e[2];
+  c.slot = slot;
+  return true;
+}
+static __device__ __noinline__ void shoal_d_bad_team(const char *routine, shmem_team_t team, int have_coll) {
+  if (have_coll)
+    printf("shoal: PE %d: %s: team %p is SHMEM_TEAM_INVALID, destroyed, or no team of this PE\n", shoal_dstate.my_pe,
+           routine, (void *)team);
+  else
+    printf("shoal: PE %d: %s: team: this unit has no state for the device collectives (HIP, or no room for them in "
+           "the device heap)\n", shoal_dstate.my_pe, routine);
+#if defined(__HIPCC__)
+  __builtin_trap();
+#else
+  __trap();
+#endif
+}
+/* team's slot state, or stop the kernel with one line naming routine and the team. */
+SHOAL_DI shoal_d_cteam shoal_d_cteam_of(shmem_team_t team, const char *routine) {
+  shoal_d_cteam c;
+  if (__builtin_expect(!shoal_d_cteam_get(team, c), 0)) shoal_d_bad_team(routine, team, shoal_dcoll.size != 0);
+  return c;
+}
+/* One thread of each member of c: dissemination over the slot's barrier flags, which hold the slot's barrier count
+ * (nothing is reset between barriers; the slot's flags and count start from zero at the team's creation). Orders this
+ * thread's earlier stores (and those it saw through __syncthreads / __syncwarp) before every member's return. */
+SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c) {
+  const int n = c.npes, me = c.me;
+  if (n <= 1) return;
+  volatile uint64_t *ep = c.bar_epoch;
+  const uint64_t e = *ep + 1;
+  *ep = e;
+  uint64_t *mine = (uint64_t *)(c.base[me] + c.bar_off);
+  for (int k = 0, d = 1; d < n; k++, d <<= 1) {
+    const int to = me + d >= n ? me + d - n : me + d;
+    shoal_d_store_release((uint64_t *)(c.base[to] + c.bar_off) + k, e);
+    while (shoal_d_load_acquire(mine + k) < e) {
+    }
+  }
 }
 /* This PE's number in team, or -1 for SHMEM_TEAM_INVALID (or a destroyed team). */
 SHOAL_DAPI int shmem_team_my_pe(shmem_team_t team) SHOAL_DBODY({
@@ -627,6 +702,51 @@ SHOAL_DX void shmemx_barrier_all_block(void) {
   __threadfence_system();
   __syncthreads();
   if (shoal_d_tid() == 0) shoal_d_pe_barrier();
+  __syncthreads();
+}
+
+/* ---- barriers over a team (any team: SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED, split teams; NVSHMEM's nvshmem_team_sync,
+ * nvshmemx_team_sync_block/_warp, nvshmem_barrier, nvshmemx_barrier_block/_warp) ----
+ * Collective over team: on every member, the same scope calls it once per call, with the same team; members are
+ * numbered as on the host. sync: no member returns before every member arrived; barrier: also every store and AMO
+ * this PE's calling threads issued before it is complete and visible to every PE (quiet, then sync). The thread
+ * forms are called by ONE thread of each member, _warp by every thread of one warp, _block by every thread of one
+ * block. The members' calling kernels must run at the same time (one PE per GPU, or MPS). Per team, the calls of one
+ * member must not overlap (one scope at a time). SHMEM_TEAM_INVALID or a destroyed team stops the kernel with one line
+ * naming the routine and the team. Flags and count live in the team's slot, set up when the team is created. */
+SHOAL_DAPI int shmem_team_sync(shmem_team_t team) SHOAL_DBODY({
+  shoal_d_team_barrier(shoal_d_cteam_of(team, "shmem_team_sync"));
+  return 0;
+})
+SHOAL_DX void shmemx_team_sync_warp(shmem_team_t team) {
+  const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_team_sync_warp");
+  SHOAL_D_SYNCWARP();
+  if (shoal_d_leader_warp()) shoal_d_team_barrier(c);
+  SHOAL_D_SYNCWARP();
+}
+SHOAL_DX void shmemx_team_sync_block(shmem_team_t team) {
+  const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_team_sync_block");
+  __syncthreads();
+  if (shoal_d_leader_block()) shoal_d_team_barrier(c);
+  __syncthreads();
+}
+SHOAL_DX void shmemx_barrier(shmem_team_t team) {
+  const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier");
+  __threadfence_system(); /* quiet */
+  shoal_d_team_barrier(c);
+}
+SHOAL_DX void shmemx_barrier_warp(shmem_team_t team) {
+  const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier_warp");
+  __threadfence_system();
+  SHOAL_D_SYNCWARP();
+  if (shoal_d_leader_warp()) shoal_d_team_barrier(c);
+  SHOAL_D_SYNCWARP();
+}
+SHOAL_DX void shmemx_barrier_block(shmem_team_t team) {
+  const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier_block");
+  __threadfence_system();
+  __syncthreads();
+  if (shoal_d_leader_block()) shoal_d_team_barrier(c);
   __syncthreads();
 }
 

@@ -1,0 +1,140 @@
+/* gpu_dcoll.cu - the device-side collectives on any team (issue 16): shmemx_fcollectmem_block,
+ * shmemx_alltoallmem_block, shmemx_broadcastmem_block / shmemx_int_broadcast_block (every root) on SHMEM_TEAM_WORLD,
+ * SHMEM_TEAM_SHARED and a split team (even PEs, stride 2), values checked on the members and the non-members' dest
+ * untouched; then the team barriers in kernels (shmem_team_sync, shmemx_team_sync_warp/_block, shmemx_barrier,
+ * shmemx_barrier_warp/_block) on the split team and on WORLD: a value one member stores into every other member's
+ * variable before the barrier is seen by each of them after it, for every writer in turn.
+ *
+ *   gpu_dcoll [forms]        the collectives need every member's kernel running at once: at 1 PE always, at more only
+ *                            with `forms` (scripts/gpu-tests.sh passes it under MPS)
+ *   gpu_dcoll badteam|badroot   a block collective on SHMEM_TEAM_INVALID / PE_root out of range: the kernel stops
+ *                            with one line (shoal: PE n: shmemx_fcollectmem_block: team ... / ...: PE_root ...) */
+#include "gpu_test.h"
+#include "shmem_coll_device.cuh"
+
+enum { OP_FCOLLECT, OP_ALLTOALL, OP_BCAST, OP_BCAST_INT };
+static const char *const op_name[] = {"shmemx_fcollectmem_block", "shmemx_alltoallmem_block",
+                                      "shmemx_broadcastmem_block", "shmemx_int_broadcast_block"};
+
+__global__ void k_coll(int op, shmem_team_t team, char *dest, const char *source, size_t nbytes, int root) {
+  if (blockIdx.x) return; /* ONE block per PE */
+  switch (op) {
+  case OP_FCOLLECT: shmemx_fcollectmem_block(team, dest, source, nbytes); break;
+  case OP_ALLTOALL: shmemx_alltoallmem_block(team, dest, source, nbytes); break;
+  case OP_BCAST: shmemx_broadcastmem_block(team, dest, source, nbytes, root); break;
+  default: shmemx_int_broadcast_block(team, (int *)dest, (const int *)source, nbytes / sizeof(int), root); break;
+  }
+}
+
+enum { F_SYNC, F_SYNC_WARP, F_SYNC_BLOCK, F_BAR, F_BAR_WARP, F_BAR_BLOCK, NFORMS };
+static const char *const form_name[] = {"shmem_team_sync", "shmemx_team_sync_warp", "shmemx_team_sync_block",
+                                        "shmemx_barrier", "shmemx_barrier_warp", "shmemx_barrier_block"};
+__device__ void team_bar(int form, shmem_team_t team) {
+  const bool t0 = threadIdx.x == 0, w0 = threadIdx.x < (unsigned)warpSize;
+  switch (form) {
+  case F_SYNC: if (t0) shmem_team_sync(team); break;
+  case F_SYNC_WARP: if (w0) shmemx_team_sync_warp(team); break;
+  case F_SYNC_BLOCK: shmemx_team_sync_block(team); break;
+  case F_BAR: if (t0) shmemx_barrier(team); break;
+  case F_BAR_WARP: if (w0) shmemx_barrier_warp(team); break;
+  default: shmemx_barrier_block(team); break;
+  }
+  __syncthreads();
+}
+/* Round r: member r % n stores 1000 r + 7 into var on every other member, barrier, every other member reads it. */
+__global__ void k_bar(int form, shmem_team_t team, int *var, int rounds, int *seen) {
+  const int me = shmem_team_my_pe(team), n = shmem_team_n_pes(team);
+  for (int r = 0; r < rounds; r++) {
+    if (threadIdx.x == 0 && me == r % n)
+      for (int m = 0; m < n; m++)
+        if (m != me) shmem_int_p(var, 1000 * r + 7, shmem_team_translate_pe(team, m, SHMEM_TEAM_WORLD));
+    team_bar(form, team);
+    if (threadIdx.x == 0) seen[r] = me == r % n ? 1000 * r + 7 : *(volatile int *)var;
+    team_bar(form, team); /* the next round's stores after every read */
+  }
+}
+
+__global__ void k_bad(int mode, char *dest, const char *source) {
+  if (mode == 0) shmemx_fcollectmem_block(SHMEM_TEAM_INVALID, dest, source, 16);
+  else shmemx_broadcastmem_block(SHMEM_TEAM_WORLD, dest, source, 16, shmem_n_pes());
+}
+
+/* Expected byte i of member r's dest (n members, nb bytes per block): source patterns of t_pat(world pe, index, op). */
+static char expect(int op, int r, size_t i, size_t nb, int root, const int *world) {
+  if (op == OP_FCOLLECT) return (char)t_pat(world[i / nb], i % nb, op);
+  if (op == OP_ALLTOALL) return (char)t_pat(world[i / nb], (size_t)r * nb + i % nb, op);
+  return (char)t_pat(world[root], i, op);
+}
+
+int main(int argc, char **argv) {
+  t_start("gpu_dcoll");
+  if (argc > 1 && (!strcmp(argv[1], "badteam") || !strcmp(argv[1], "badroot"))) {
+    char *b = (char *)t_dmalloc(64 * t_npes);
+    LAUNCH_SYNC(k_bad<<<1, 32>>>(!strcmp(argv[1], "badroot"), b, b + 32 * t_npes));
+    return t_finish("gpu_dcoll"); /* not reached: the kernel traps */
+  }
+  const bool forms = t_npes == 1 || (argc > 1 && !strcmp(argv[1], "forms"));
+  shmem_team_t even = SHMEM_TEAM_INVALID;
+  shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (t_npes + 1) / 2, NULL, 0, &even);
+  struct { shmem_team_t team; const char *name; } teams[] = {
+    {SHMEM_TEAM_WORLD, "SHMEM_TEAM_WORLD"}, {SHMEM_TEAM_SHARED, "SHMEM_TEAM_SHARED"}, {even, "even PEs"}};
+  const size_t nb = 1000; /* bytes per block; an int multiple for the typed form; not 16-aligned: the byte path too */
+  const size_t cap = nb * t_npes + 64;
+  char *src = (char *)t_dmalloc(cap), *dst = (char *)t_dmalloc(cap), *h = (char *)malloc(cap);
+  for (int ti = 0; forms && ti < 3; ti++) {
+    shmem_team_t team = teams[ti].team;
+    /* every PE takes part in the host barriers; members of team also in the kernel */
+    const int n = team == SHMEM_TEAM_INVALID ? 0 : shmem_team_n_pes(team), r = team == SHMEM_TEAM_INVALID ? -1 :
+                  shmem_team_my_pe(team);
+    int world[4096];
+    for (int m = 0; m < n; m++) world[m] = shmem_team_translate_pe(team, m, SHMEM_TEAM_WORLD);
+    const int roots = ti == 2 ? (t_npes + 1) / 2 : n; /* the same on every PE: the host barriers below match */
+    for (int op = 0; op < 4; op++)
+      for (int root = 0; root < (op >= OP_BCAST ? roots : 1); root++)
+        for (int shift = 0; shift < 2; shift++) { /* 16-byte aligned source and dest, then both off by 4 */
+          const size_t off = shift ? 4 : 0, nbytes = shift ? nb : 1024;
+          const size_t srcn = op == OP_ALLTOALL ? nbytes * (n ? n : 1) : nbytes;
+          const size_t dstn = op >= OP_BCAST ? nbytes : nbytes * (n ? n : 1);
+          for (size_t i = 0; i < srcn; i++) h[i] = (char)t_pat(t_me, i, op);
+          GPU_OK(gpuMemcpy(src + off, h, srcn, gpuMemcpyDefault));
+          GPU_OK(gpuMemset(dst, T_POISON, cap));
+          GPU_OK(gpuDeviceSynchronize());
+          shmem_barrier_all();
+          if (r >= 0) LAUNCH_SYNC(k_coll<<<1, 256>>>(op, team, dst + off, src + off, nbytes, root));
+          shmem_barrier_all();
+          GPU_OK(gpuMemcpy(h, dst, cap, gpuMemcpyDefault));
+          int wrong = 0, past = 0;
+          if (r >= 0)
+            for (size_t i = 0; i < dstn; i++) wrong += h[off + i] != expect(op, r, i, nbytes, root, world);
+          for (size_t i = 0; i < cap; i++) /* outside the result (everything on a non-member) stays poisoned */
+            if (r < 0 || i < off || i >= off + dstn) past += h[i] != (char)T_POISON;
+          CHECK(wrong == 0 && past == 0, "%s(%s, %zu bytes, root %d, shift %zu), team rank %d: %d wrong bytes, %d "
+                "bytes changed outside dest", op_name[op], teams[ti].name, nbytes, root, off, r, wrong, past);
+        }
+  }
+  /* team barriers: on the split team (its members only) and on WORLD */
+  int *var = (int *)t_dmalloc(sizeof(int)), *seen = NULL;
+  enum { ROUNDS = 9 };
+  GPU_OK(gpuMalloc((void **)&seen, ROUNDS * sizeof(int)));
+  for (int ti = 2; forms && ti >= 0; ti -= 2) { /* the split team, then WORLD */
+    shmem_team_t team = teams[ti].team;
+    const char *tname = teams[ti].name;
+    for (int f = 0; f < NFORMS; f++) {
+      GPU_OK(gpuMemset(var, 0, sizeof(int)));
+      GPU_OK(gpuMemset(seen, 0, ROUNDS * sizeof(int)));
+      GPU_OK(gpuDeviceSynchronize());
+      shmem_barrier_all();
+      if (team != SHMEM_TEAM_INVALID) LAUNCH_SYNC(k_bar<<<1, 64>>>(f, team, var, ROUNDS, seen));
+      shmem_barrier_all();
+      int got[ROUNDS];
+      GPU_OK(gpuMemcpy(got, seen, sizeof got, gpuMemcpyDefault));
+      for (int r = 0; team != SHMEM_TEAM_INVALID && r < ROUNDS; r++)
+        CHECK(got[r] == 1000 * r + 7, "%s(%s): round %d: team rank %d saw %d after the barrier, not %d",
+              form_name[f], tname, r, shmem_team_my_pe(team), got[r], 1000 * r + 7);
+    }
+  }
+  if (t_me == 0) printf("gpu_dcoll: device collectives and team barriers %s\n", forms ? "checked" : "not run (no `forms`)");
+  if (even != SHMEM_TEAM_INVALID) shmem_team_destroy(even);
+  free(h);
+  return t_finish("gpu_dcoll");
+}
