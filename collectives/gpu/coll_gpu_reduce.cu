@@ -63,7 +63,7 @@ extern "C" int shoal_coll_gpu_reduce_launch(const shoal_coll_gpu_red_args_t *a, 
   p.entry = p.c.wait && !pl.entry_kernel;
   SHOAL_GPU_API(Stream_t) s = (SHOAL_GPU_API(Stream_t))stream;
   const char *what = "entry kernel";
-  if (pl.entry_kernel) red_entry_kernel<<<1, 64, 0, s>>>(p.c);
+  if (pl.entry_kernel) red_entry_kernel<0><<<1, 64, 0, s>>>(p.c);
   SHOAL_GPU_API(Error_t) e = SHOAL_GPU_API(GetLastError)();
   if (e == SHOAL_GPU_API(Success)) {
     what = "kernel";

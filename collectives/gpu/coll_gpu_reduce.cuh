@@ -251,6 +251,7 @@ __device__ __forceinline__ void entry(const params &c) {
   __syncthreads();
   shoal_cg::signal_and_wait(c, e);
 }
+template <int X = 0> /* (a template: defined in every unit that includes this, no duplicate symbol) */
 __global__ void __launch_bounds__(64, 1) red_entry_kernel(params c) { entry(c); }
 
 /* The data grid: with p.entry (one block) the entry first; with c.wait the last block to finish runs the exit
@@ -281,6 +282,7 @@ __global__ void __launch_bounds__(NT, 1) red_kernel(rparams p) {
   if (last) shoal_cg::signal_and_wait(p.c, epoch);
 }
 
+#ifndef SHOAL_COLL_GPU_REDUCE_NO_PICK /* (units that only use the device functions: no grid kernels instantiated) */
 /* Kernel selection. wclass: 2, 4, 8 (SUM, HOISTED, 16-byte path only) or 0; vec 16 or the element size. The signed
  * integer types reach the kernels only for min and max (the others are the same bits as unsigned: red_type). */
 typedef void (*rkernel_fn)(rparams);
@@ -351,6 +353,7 @@ inline rkernel_fn rpick(int type, int op, int var, int wclass, int vec) {
   default: return pick_cplx<cf64>(op, var, wclass, vec);
   }
 }
+#endif
 
 } // namespace shoal_cr
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "coll_gpu_reduce.cuh" /* before the reference header: with the kernel selection */
 #include "coll_gpu_reduce_plan.h"
 #include "coll_gpu_reduce_ref.h"
 
@@ -77,7 +78,7 @@ int emu_launch(const shoal_coll_gpu_red_args_t *a, char *err, size_t errlen) {
   p.src_off = a->src_off;
   p.nelems = a->nelems;
   p.entry = p.c.wait && !pl.entry_kernel;
-  if (pl.entry_kernel) run_grid(1, 8, 0, [&] { red_entry_kernel(p.c); });
+  if (pl.entry_kernel) run_grid(1, 8, 0, [&] { red_entry_kernel<0>(p.c); });
   rkernel_fn k = rpick(a->type, a->op, a->cfg.variant, pl.wclass, pl.vec);
   run_grid(pl.grid, NT, pl.shmem, [&] { k(p); });
   return 0;

@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifndef SHOAL_COLL_GPU_REDUCE_CUH /* the device helpers only (units that launch include it before this) */
+#define SHOAL_COLL_GPU_REDUCE_NO_PICK
+#endif
 #include "coll_gpu_reduce.cuh"
 #include "coll_gpu_testdata.h"
 
