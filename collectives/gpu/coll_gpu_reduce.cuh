@@ -126,10 +126,18 @@ template <int OP, typename C> __host__ __device__ __forceinline__ C capply(C a, 
   if constexpr (OP == SHOAL_RED_SUM) return C{a.re + b.re, a.im + b.im};
   else return C{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }
-template <> __host__ __device__ __forceinline__ cf32 apply<SHOAL_RED_SUM, cf32>(cf32 a, cf32 b) { return capply<SHOAL_RED_SUM>(a, b); }
-template <> __host__ __device__ __forceinline__ cf32 apply<SHOAL_RED_PROD, cf32>(cf32 a, cf32 b) { return capply<SHOAL_RED_PROD>(a, b); }
-template <> __host__ __device__ __forceinline__ cf64 apply<SHOAL_RED_SUM, cf64>(cf64 a, cf64 b) { return capply<SHOAL_RED_SUM>(a, b); }
-template <> __host__ __device__ __forceinline__ cf64 apply<SHOAL_RED_PROD, cf64>(cf64 a, cf64 b) { return capply<SHOAL_RED_PROD>(a, b); }
+template <> __host__ __device__ __forceinline__ cf32 apply<SHOAL_RED_SUM, cf32>(cf32 a, cf32 b) {
+  return capply<SHOAL_RED_SUM>(a, b);
+}
+template <> __host__ __device__ __forceinline__ cf32 apply<SHOAL_RED_PROD, cf32>(cf32 a, cf32 b) {
+  return capply<SHOAL_RED_PROD>(a, b);
+}
+template <> __host__ __device__ __forceinline__ cf64 apply<SHOAL_RED_SUM, cf64>(cf64 a, cf64 b) {
+  return capply<SHOAL_RED_SUM>(a, b);
+}
+template <> __host__ __device__ __forceinline__ cf64 apply<SHOAL_RED_PROD, cf64>(cf64 a, cf64 b) {
+  return capply<SHOAL_RED_PROD>(a, b);
+}
 
 /* Kernel parameters: the fcollect's (flags, sync, completion; c.src unused, c.nbytes = bytes of the vector) and the
  * reduction's own. */

@@ -11,7 +11,8 @@
  * PE's slice reduced from every PE's source and stored into every PE's dest (hoisted pointers in shared memory,
  * 16-byte vectors where dest and source offsets are 16-byte aligned), exit exchange; on return every PE's dest is
  * complete and visible to the calling block. team: any live team (shoal_d_cteam_of: its slot's device-form flags and
- * epoch, two epochs per call; SHMEM_TEAM_INVALID or a destroyed team stops the kernel with one line). Returns 0. Shared memory: the fcollect forms' 2 x n_pes pointers (a table of its own).
+ * epoch, two epochs per call; SHMEM_TEAM_INVALID or a destroyed team stops the kernel with one line). Returns 0.
+ * Shared memory: the fcollect forms' 2 x n_pes pointers (a table of its own).
  */
 #ifndef SHOAL_SHMEM_REDUCE_DEVICE_CUH
 #define SHOAL_SHMEM_REDUCE_DEVICE_CUH
