@@ -10,6 +10,7 @@
  * oneshot and rdbl take long vectors in chunks that fit half the team's scratch; consecutive chunks alternate
  * halves (coll.h). Every member combines in the same order, so all get bit-identical results. */
 #include "coll.h"
+#include "gpu/coll_gpu_reduce.h"
 
 #include <stdlib.h>
 
@@ -179,19 +180,22 @@ SHOAL_TOALL_BITWISE_TYPES(SHOAL_DEF_OP, xor)
 
 /* ---- API ---- */
 static void reduce_any(const char *routine, shoal_team_t *t, void *dest, const void *source, size_t nreduce,
-                       size_t esize, shoal_coll_op_fn op) {
+                       size_t esize, shoal_coll_op_fn op, int gtype, int gop) {
   size_t nb = shoal_coll_bytes(routine, nreduce, esize);
   shoal_coll_debug_check(t, routine, "nreduce", nreduce, NULL, 0);
   if (!nb) return;
-  shoal_coll_host_only(routine, dest, source);
   shoal_coll_check_overlap(routine, dest, nb, source, nb, true);
+  /* Device-heap buffers: the GPU kernels (issue 16); host stores cannot reach device memory. */
+  if (SHOAL_UNLIKELY(shoal_coll_gpu_reduce(t, dest, source, nreduce, gtype, gop, NULL, routine) == SHOAL_OK)) return;
+  shoal_coll_host_only(routine, dest, source);
   shoal_coll_reduce(t, dest, source, nreduce, esize, op, routine);
 }
 
 #define SHOAL_DEF_REDUCE(T, N, OP)                                                                                    \
   int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce) {                        \
     static const char routine[] = "shmem_" #N "_" #OP "_reduce";                                                      \
-    reduce_any(routine, shoal_team_get(team, routine), dest, source, nreduce, sizeof(T), op_##N##_##OP);              \
+    reduce_any(routine, shoal_team_get(team, routine), dest, source, nreduce, sizeof(T), op_##N##_##OP,               \
+               SHOAL_RT_N_##N, SHOAL_RED_N_##OP);                                                                     \
     return 0;                                                                                                          \
   }
 SHOAL_REDUCE_ALL(SHOAL_DEF_REDUCE)
@@ -202,6 +206,6 @@ SHOAL_REDUCE_ALL(SHOAL_DEF_REDUCE)
     static const char routine[] = "shmem_" #N "_" #OP "_to_all";                                                      \
     shoal_team_t *t = shoal_aset_get(PE_start, logPE_stride, PE_size, pSync, routine);                                \
     if (SHOAL_UNLIKELY(nreduce < 0)) shoal_fatal(routine, "nreduce: %d must be >= 0", nreduce);                       \
-    reduce_any(routine, t, dest, source, (size_t)nreduce, sizeof(T), op_##N##_##OP);                                  \
+    reduce_any(routine, t, dest, source, (size_t)nreduce, sizeof(T), op_##N##_##OP, SHOAL_RT_N_##N, SHOAL_RED_N_##OP); \
   }
 SHOAL_TOALL_ALL(SHOAL_DEF_TOALL)

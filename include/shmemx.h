@@ -100,6 +100,27 @@ int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, const void *sou
                                        void *stream);
 SHOAL_RMA_TYPES(SHOAL_DECL_BCAST_ON_STREAM)
 #undef SHOAL_DECL_BCAST_ON_STREAM
+/** Storage of the 16-bit floating types of the reductions below, usable from C: the bits of an IEEE binary16
+ *  (bit-compatible with CUDA's __half / HIP's __half) and of a bfloat16 (__nv_bfloat16 / hip_bfloat16). */
+typedef uint16_t shmemx_half_t;
+typedef uint16_t shmemx_bfloat16_t;
+/** Enqueue on stream a reduction to all over team (NVSHMEM's nvshmemx_TYPENAME_OP_reduce_on_stream): dest[i] =
+ *  source[i] OP over every member, i < nreduce (elements), for every TYPENAME and OP of shmem_TYPENAME_OP_reduce
+ *  (spec 9.9.12's team table), and for half and bfloat16 with OP sum, prod, min, max (accumulated in float, rounded
+ *  once). dest == source (in place) or disjoint. Device-heap dest and source: the GPU kernel (each member reduces 1/n
+ *  of the vector from every member's source and stores it into every member's dest), returns 0 at once, complete when
+ *  work enqueued after it on stream starts; every member gets the same bits. Host buffers: the stream is
+ *  synchronized, then the host reduction. Errors (fatal, one line): one buffer on the device heap and the other not,
+ *  a buffer past the heap's end, dest overlapping source other than exactly, long double on device buffers. */
+#define SHOAL_DECL_REDUCE_ON_STREAM(T, N, OP)                                                                         \
+  int shmemx_##N##_##OP##_reduce_on_stream(shmem_team_t team, T *dest, const T *source, size_t nreduce, void *stream);
+SHOAL_REDUCE_ALL(SHOAL_DECL_REDUCE_ON_STREAM)
+#define SHOAL_DECL_HALF_ON_STREAM(N, OP)                                                                              \
+  int shmemx_##N##_##OP##_reduce_on_stream(shmem_team_t team, shmemx_##N##_t *dest, const shmemx_##N##_t *source,    \
+                                           size_t nreduce, void *stream);
+SHOAL_DECL_HALF_ON_STREAM(half, sum) SHOAL_DECL_HALF_ON_STREAM(half, prod) SHOAL_DECL_HALF_ON_STREAM(half, min)
+SHOAL_DECL_HALF_ON_STREAM(half, max) SHOAL_DECL_HALF_ON_STREAM(bfloat16, sum) SHOAL_DECL_HALF_ON_STREAM(bfloat16, prod)
+SHOAL_DECL_HALF_ON_STREAM(bfloat16, min) SHOAL_DECL_HALF_ON_STREAM(bfloat16, max)
 /** What the device-side collectives and team barriers (<shoal/shmem_device.cuh>, <shoal/shmem_coll_device.cuh>) need,
  *  per team slot (every team holds one of `slots` slots while it exists; team entry i of the device team table is on
  *  slot team_slot[i]); filled by shmemx_coll_device_info(buf, sizeof(shmemx_coll_device_info_t)), which returns 0, or

@@ -16,6 +16,9 @@
  * time = per call (max over PEs of the mean of N back-to-back calls), algbw = size / time, busbw = algbw * (W-1) / W;
  * and moved = bytes read + written by all PEs / time (fcollect: W n + W^2 n; alltoall: 2 W^2 n), the figure to set
  * against the copy ceiling (cudaMemcpy device to device: 2 S / time).
+ * --op allreduce (or all: the three): the float sum all-reduce (coll_gpu_reduce.h; NVSHMEM: nvshmemx_float_sum_reduce_
+ * on_stream), n = bytes per PE (the vector, n / 4 floats), reported as nccl-tests' all_reduce_perf: size = n, algbw =
+ * n / time, busbw = algbw * 2 (W-1) / W; moved = 2 W n / time (every PE's source read once and its dest written once).
  * G = 0, sms = 0, tile = 0, pipe = 0 (1 off, 2 on), scope = 0 (1: system scope) and small = 0 (1: a one-block call
  * completes as a grid does, the completion before 2026-12-01), pdl = 0 (1: no programmatic dependent launch) and
  * rtlaunch = 0 (1: the runtime's launch, not the driver's cuLaunchKernelEx) mean the launcher's automatic choice.
@@ -32,6 +35,7 @@
 #include <algorithm>
 #include <string>
 
+#include "coll_gpu_reduce.h"
 #include "coll_gpu_world.h"
 #ifdef SHOAL_BENCH_NVSHMEM
 #include <nvshmem.h>
@@ -88,6 +92,8 @@ std::vector<size_t> parse_sizes(const char *s) {
   return v;
 }
 
+enum { OP_ALLREDUCE = 2 }; /* --op allreduce: the float sum all-reduce */
+
 struct extra {
   int pipe = 0, scope = 0, reps = 1, small = 0, pdl = 0, rtl = 0;
   double min_us = 0, max_us = 0;
@@ -95,10 +101,12 @@ struct extra {
 
 void emit(const opts &o, FILE *f, const char *impl, const char *op, int W, const char *variant, int g, int sms,
           size_t tile, size_t n, double us, const char *kernel, extra x = extra()) {
-  const double size = (double)W * n;
+  const bool ar = !strcmp(op, "allreduce");
+  const double size = ar ? (double)n : (double)W * n;
   const double algbw = size / (us * 1e3); /* GB/s */
-  const double busbw = algbw * (W - 1) / W;
-  const double moved = (!strcmp(op, "alltoall") ? 2.0 * W * W * n : (double)W * n + (double)W * W * n) / (us * 1e3);
+  const double busbw = algbw * (ar ? 2.0 : 1.0) * (W - 1) / W;
+  const double moved = (ar ? 2.0 * W * n : !strcmp(op, "alltoall") ? 2.0 * W * W * n : (double)W * n + (double)W * W * n) /
+                       (us * 1e3);
   if (x.reps <= 1) x.min_us = x.max_us = us;
   char line[640];
   snprintf(line, sizeof line, "%s,%s,%s,%d,%s,%d,%d,%zu,%zu,%.0f,%.2f,%.2f,%.2f,%.2f,%s,%s,%d,%d,%d,%.2f,%.2f,%d,%d,%d", impl,
@@ -162,7 +170,9 @@ int main(int argc, char **argv) {
     else if (a == "--before") o.before = 1;
     else if (a == "--op" && *v) {
       std::string s = argv[++i];
-      o.ops = s == "fcollect" ? std::vector<int>{0} : s == "alltoall" ? std::vector<int>{1} : std::vector<int>{0, 1};
+      o.ops = s == "fcollect" ? std::vector<int>{0} : s == "alltoall" ? std::vector<int>{1}
+            : s == "allreduce" ? std::vector<int>{OP_ALLREDUCE} : s == "all" ? std::vector<int>{0, 1, OP_ALLREDUCE}
+                               : std::vector<int>{0, 1};
     } else if (a == "--variants" && *v) {
       std::string s = argv[++i];
       o.variants.clear();
@@ -264,17 +274,84 @@ int main(int argc, char **argv) {
     CK(API(DeviceSynchronize)());
     for (int op : o.ops)
       for (size_t n = o.min; n <= cap; n = (size_t)std::llround(n * o.factor) & ~(size_t)15) {
-        const char *opn = op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect";
+        const char *opn = op == OP_ALLREDUCE ? "allreduce" : op == SHOAL_COLL_GPU_ALLTOALL ? "alltoall" : "fcollect";
 #ifdef SHOAL_BENCH_NVSHMEM
         (void)dst_base;
         double us = measure(pe, r, [&] {
-          if (op == SHOAL_COLL_GPU_ALLTOALL)
+          if (op == OP_ALLREDUCE)
+            nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (float *)dst_base, (const float *)src, n / 4, pe.s);
+          else if (op == SHOAL_COLL_GPU_ALLTOALL)
             nvshmemx_char_alltoall_on_stream(NVSHMEM_TEAM_WORLD, dst_base, src, n, pe.s);
           else
             nvshmemx_char_fcollect_on_stream(NVSHMEM_TEAM_WORLD, dst_base, src, n, pe.s);
         }, false);
-        if (pe.me == 0) emit(o, csv, "nvshmem", opn, W, "-", 0, 0, 0, n, us, "nvshmemx_char_*_on_stream");
+        if (pe.me == 0)
+          emit(o, csv, "nvshmem", opn, W, "-", 0, 0, 0, n, us,
+               op == OP_ALLREDUCE ? "nvshmemx_float_sum_reduce_on_stream" : "nvshmemx_char_*_on_stream");
 #else
+        if (op == OP_ALLREDUCE) { /* source and dest in the heap (peers read the source): [flags | src n | dst n] */
+          if (2 * n > (size_t)W * cap) continue;
+          shoal_coll_gpu_args_t g = cw_args(pe, 0, 0, src, 0, !o.host_sync);
+          std::vector<shoal_coll_gpu_red_args_t> rc;
+          std::vector<std::vector<double>> rus;
+          for (int var : o.variants)
+            for (int sms : o.sms)
+              for (size_t tile : o.tiles) {
+                shoal_coll_gpu_red_args_t a;
+                memset(&a, 0, sizeof a);
+                a.op = SHOAL_RED_SUM;
+                a.type = SHOAL_RT_F32;
+                a.me = pe.me;
+                a.npes = W;
+                a.peer_base = pe.table;
+                a.src_off = CW_FLAG_AREA;
+                a.dst_off = CW_FLAG_AREA + n;
+                a.nelems = n / 4;
+                a.sync = pe.sync;
+                a.wait = !o.host_sync;
+                a.one_gpu = g.one_gpu;
+                a.cfg.variant = var;
+                a.cfg.sms = sms;
+                a.cfg.tile = tile;
+                rc.push_back(a);
+                rus.emplace_back();
+              }
+          for (int rep = 0; rep < o.repeat; rep++)
+            for (size_t i = 0; i < rc.size(); i++) {
+              rus[i].push_back(measure(pe, r, [&] {
+                char err[256];
+                if (o.host_sync) cw_barrier(pe); /* the host-side entry */
+                if (shoal_coll_gpu_reduce_launch(&rc[i], pe.s, err, sizeof err)) {
+                  fprintf(stderr, "bench_gpu_coll: PE %d: %s\n", pe.me, err);
+                  exit(1);
+                }
+              }, o.host_sync));
+              shoal_coll_gpu_sync_t sy;
+              CK(API(Memcpy)(&sy, pe.sync, sizeof sy, API(MemcpyDeviceToHost)));
+              if (sy.blocks) {
+                fprintf(stderr, "bench_gpu_coll: PE %d: completion state %#x after allreduce\n", pe.me, sy.blocks);
+                exit(1);
+              }
+            }
+          if (pe.me == 0)
+            for (size_t i = 0; i < rc.size(); i++) {
+              char k[64];
+              shoal_coll_gpu_reduce_kernel_name(&rc[i], k, sizeof k);
+              std::vector<double> &u = rus[i];
+              std::sort(u.begin(), u.end());
+              extra x;
+              x.reps = (int)u.size();
+              x.min_us = u.front();
+              x.max_us = u.back();
+              const size_t m = u.size();
+              const double med = m % 2 ? u[m / 2] : (u[m / 2 - 1] + u[m / 2]) / 2;
+              emit(o, csv, "shoal", opn, W, rc[i].cfg.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", 0,
+                   rc[i].cfg.sms, rc[i].cfg.tile, n, med, k, x);
+            }
+          if (csv) fflush(csv);
+          fflush(stdout);
+          continue;
+        }
         struct conf {
           shoal_coll_gpu_args_t a;
           std::vector<double> us;

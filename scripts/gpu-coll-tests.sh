@@ -6,6 +6,12 @@
 #   scripts/gpu-coll-tests.sh BUNDLE             there: run everything, results under $OUT (default /tmp/gpu-coll-out)
 #   scripts/gpu-coll-tests.sh --quick BUNDLE     there: the short run (~150 s): MPS, harness (processes W = 2, 4;
 #                                                threads W = 3), runtime test at 2 and 4 PEs, a small benchmark, NVSHMEM W = 2
+#   scripts/gpu-coll-tests.sh --reduce BUNDLE    there: the reductions (issue 16, ~5 min): reduce harness (processes)
+#                                                at W = 2, 3, 4, 8, the API test (host-blocking, on-stream, block forms)
+#                                                at 2, 3, 4 PEs, the sum all-reduce against torch.distributed (gloo) at
+#                                                W = 2, 4, 8 (fp32, fp16, bf16), the all-reduce benchmark at 4 PEs (4 KiB
+#                                                .. 256 MiB per PE, naive and hoisted, with the cudaMemcpy ceiling of the
+#                                                same run) and NVSHMEM's nvshmemx_float_sum_reduce_on_stream on the same PEs
 #   scripts/gpu-coll-tests.sh --tune BUNDLE      there: W = 4 tuning run (~5 min): quick harness at W = 4, 5, 8, then
 #                                                the benchmark's side-by-side comparisons (pipelining, completion
 #                                                scope, naive / hoisted, interleaved and repeated) and G x COMM_SMS x
@@ -32,7 +38,8 @@ if [ "${1:-}" = "--bundle" ]; then
   rm -rf "$b" && mkdir -p "$b/bin"
   for f in tests/gpu/coll/coll_gpu_harness tests/gpu/coll/coll_gpu_plan tests/gpu/coll/coll_gpu_shmem perf/bench_gpu_coll \
            perf/bench_gpu_floor \
-           collectives/gpu/coll_gpu_cuda.resources.txt; do
+           collectives/gpu/coll_gpu_cuda.resources.txt tests/gpu/coll/coll_gpu_reduce_harness \
+           tests/gpu/coll/coll_gpu_reduce_shmem collectives/gpu/coll_gpu_reduce_cuda.resources.txt; do
     [ -e "$build/$f" ] && cp "$build/$f" "$b/bin/"
   done
   if [ -e "$build/tests/gpu/coll/coll_gpu_shmem" ]; then   # the runtime, for the multi-PE tests through oshrun
@@ -68,8 +75,11 @@ if [ "${1:-}" = "--plot" ]; then # matplotlib (scripts/plot.py): latency and bus
   exit $?
 fi
 
-quick=0 multi=0 tune=0
-if [ "${1:-}" = "--tune" ]; then
+quick=0 multi=0 tune=0 reduce=0
+if [ "${1:-}" = "--reduce" ]; then
+  reduce=1
+  shift
+elif [ "${1:-}" = "--tune" ]; then
   tune=1
   shift
 elif [ "${1:-}" = "--quick" ]; then # the short run: ~150 s, the steps that show what is broken
@@ -104,7 +114,7 @@ note() { echo "$*" | tee -a "$summary"; }
 # finish: the first failure lines of every correctness log and the benchmark's figures into the summary; MPS off
 finish() {
   local pat='MISMATCH|TIMEOUT|FAIL|DIFF|rror|calls counted|did not finish' f n
-  for f in "$LOG"/harness-*.log "$LOG"/shmem-*.log "$LOG"/gloo-*.log "$LOG"/nccl-*.log "$LOG"/nvshmem-*.log; do
+  for f in "$LOG"/harness-*.log "$LOG"/shmem-*.log "$LOG"/gloo-*.log "$LOG"/reduce-*.log "$LOG"/nccl-*.log "$LOG"/nvshmem-*.log; do
     [ -e "$f" ] || continue
     n=$(grep -cE "$pat" "$f")
     ((n)) || continue
@@ -194,7 +204,7 @@ mps_start() {
 }
 # The full run on one GPU: first the runtime's GPU tests (device put/get/AMO/signal, barrier, host RMA into device
 # memory, bad input; the device heap mapped by every PE), which run their own MPS daemon, so before ours.
-if ((!multi && !quick && !tune)) && [ -x "$B/gt/runtime/oshrun" ]; then
+if ((!multi && !quick && !tune && !reduce)) && [ -x "$B/gt/runtime/oshrun" ]; then
   step gpu-tests 150 env GPU_TESTS_PES="2 3 4" GPU_TESTS_DEADLINE=120 GPU_TESTS_BENCH_TIMEOUT=20 \
     bash "$here/scripts/gpu-tests.sh" "$B/gt"
   grep -E '^gpu-tests: (FAIL|[0-9]+ passed)|^gpu-tests: MPS' "$LOG/gpu-tests.log" >>"$summary"
@@ -327,6 +337,40 @@ PY
   fi
   step bench-multi-w$((2 * ngpu)) 40 "$BENCH" -W $((2 * ngpu)) --procs --min 4K --max 256M --factor 16 --csv "$CSV" \
     --label multi2
+  finish
+  exit 0
+fi
+
+if ((reduce)); then # issue 16: the reductions and the sum all-reduce
+  RH=$B/bin/coll_gpu_reduce_harness
+  step reduce-harness-procs-w4 90 "$RH" -W 4 --procs --seed "$seed" --max-bytes 256M
+  step reduce-harness-procs-w2 60 "$RH" -W 2 --procs --quick --seed "$seed"
+  step reduce-harness-procs-w3 60 "$RH" -W 3 --procs --quick --seed "$seed"
+  step reduce-harness-procs-w8 80 "$RH" -W 8 --procs --quick --seed "$seed"
+  if [ -x "$B/bin/coll_gpu_reduce_shmem" ] && [ $have_shmem = 1 ]; then
+    for n in 2 3 4; do
+      step "reduce-shmem-np$n" 60 env SHOAL_TEST_DEVICE_FORMS=$df SHOAL_DEVICE_SYMMETRIC_SIZE=2G \
+        "$B/bin/oshrun" -n $n --timeout 55 "$B/bin/coll_gpu_reduce_shmem" --max-bytes $((16 << 20))
+    done
+  fi
+  for w in 4 2 8; do # torch.distributed all_reduce (gloo) on the same inputs: fp32, fp16, bf16
+    d=/tmp/gpu-coll-dump-allreduce-w$w
+    mkdir -p "$d"
+    step "reduce-dump-w$w" 40 "$RH" -W $w --procs --seed "$seed" --dump "$d"
+    step "gloo-allreduce-w$w" 90 python3 "$here/tests/gpu/coll/gloo_allreduce.py" -W $w --dump "$d" --seed "$seed" \
+      --out "$LOG/torch-allreduce.csv"
+  done
+  # the all-reduce at 4 PEs, naive and hoisted interleaved (median of 3), and the copy ceiling of the same run
+  step bench-allreduce-w4 150 "$BENCH" -W 4 --procs --op allreduce --ceiling --repeat 3 --min 4K --max 256M --factor 4 \
+    --csv "$CSV" --label allreduce
+  nvshmem_build
+  if [ $nvshmem_built = 1 ]; then
+    step nvshmem-allreduce-w4 60 env NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1 NVSHMEM_BOOTSTRAP=UID \
+      NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo NVSHMEM_DISABLE_NVLS=1 NVSHMEM_SYMMETRIC_SIZE=3G \
+      /tmp/bench_nvshmem -W 4 --op allreduce --min 4K --max 256M --factor 4 --csv "$CSV" --label allreduce
+  fi
+  step bench-fcollect-w4-small 30 "$BENCH" -W 4 --procs --op fcollect --variants hoisted --min 4K --max 64K --factor 4 \
+    --csv "$CSV" --label allreduce # the 4 KiB target: at most the fcollect's time, same run
   finish
   exit 0
 fi

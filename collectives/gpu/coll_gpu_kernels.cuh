@@ -396,6 +396,7 @@ __global__ void __launch_bounds__(NT, 1) coll_kernel(params p) {
   }
 }
 
+#ifndef SHOAL_COLL_GPU_NO_PICK /* (units that reuse the templates, e.g. coll_gpu_reduce.cu: no fcollect kernels) */
 /* The kernel for a call: op, variant, W class (2, 4, 8 or 0 = generic), G (clamped to W), vector width (16 or 1) and
  * pipelining (P; the byte path has none). */
 typedef void (*kernel_fn)(params);
@@ -430,6 +431,7 @@ kernel_fn pick(int op, int var, int wclass, int g, int vec, int pipe) {
          : op == OP_BCAST  ? pick_pipe<OP_BCAST>(var, wclass, g, vec, pipe)
                            : pick_pipe<OP_FCOLLECT>(var, wclass, g, vec, pipe);
 }
+#endif
 
 } // namespace shoal_cg
 #endif

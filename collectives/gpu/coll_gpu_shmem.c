@@ -46,7 +46,7 @@ static struct {
   void *ev[SHOAL_TEAM_SLOTS]; /* per slot: recorded when its team is destroyed with a launch pending (created then) */
   bool ev_set[SHOAL_TEAM_SLOTS];
   void *last[SHOAL_TEAM_SLOTS]; /* per slot: the stream of its last launch (NULL: none since armed) */
-  unsigned long long issued[SHOAL_TEAM_SLOTS]; /* per slot: calls with in-kernel completion since armed */
+  unsigned long long issued[SHOAL_TEAM_SLOTS]; /* per slot: epochs launched (fcollect 1, reduction 2) */
   int wait;                   /* 1: completion in the kernel; 0: host barrier */
   int one_gpu;                /* every PE shares this GPU: device-scope completion suffices */
   shoal_coll_gpu_cfg_t cfg;
@@ -338,4 +338,46 @@ int shmemx_coll_device_info(void *buf, size_t len) {
   i->bar_epoch = C.bar_epoch;
   i->team_slot = C.team_slot;
   return 0;
+}
+
+/* ---- for the other GPU collectives (coll_gpu_reduce_shmem.c; issue 16) ---- */
+/* gpu_coll's checks after its buffer checks, the team's slot armed, and a's team fields (me, npes, peer_base,
+ * flag_off, sync, wait, one_gpu, cfg); *s: the stream to launch on. */
+void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routine, shoal_coll_gpu_args_t *a, void **s) {
+  const shmemx_device_state_t *st = shoal_gpu_state();
+  if (!C.ready || !st)
+    shoal_fatal(routine, "dest and source are on the device heap, but the GPU collective kernels are not available "
+                "(not built for the %s backend, more than %d PEs, or not set up at shmem_init)", shoal_gpu_ops.name,
+                SHMEMX_DEVICE_MAX_PES);
+  if (t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS)
+    shoal_fatal(routine, "device-heap buffers need a team (the active-set forms run on the host)");
+  if (t->remote)
+    shoal_fatal(routine, "team: its PEs span several nodes (or SHOAL_TRANSPORT=ofi), and the GPU kernels reach the "
+                "device heaps of one node only");
+  *s = stream ? stream : C.stream;
+  const int slot = t->slot;
+  if (C.slot_team[slot] != (const void *)t) /* set up at the team's creation (as in gpu_coll) */
+    shoal_fatal(routine, "team: no GPU collective state for this team (slot %d)", slot);
+  memset(a, 0, sizeof *a);
+  a->me = t->rank;
+  a->npes = t->size;
+  a->peer_base = C.tables + (size_t)slot * C.npes;
+  a->flag_off = C.flags_off + (size_t)slot * C.npes * 8;
+  a->sync = &C.sync[slot];
+  a->wait = C.wait;
+  a->one_gpu = C.one_gpu;
+  a->cfg = C.cfg;
+  a->after = C.wait && C.last[slot] && C.last[slot] != *s ? C.issued[slot] : 0; /* as in gpu_coll */
+}
+
+/* After the launch on s (a reduction: two epochs of the slot): for a blocking call (stream NULL) or the host-side
+ * completion the stream synchronized (and the team barrier). */
+void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, const char *routine) {
+  const int slot = t->slot;
+  C.last[slot] = s;
+  C.issued[slot] += C.wait && t->size > 1 ? 2 : 0;
+  if (!stream || !C.wait) {
+    if (shoal_gpu_ops.stream_sync(s)) shoal_fatal(routine, "the collective kernel failed (stream %p)", s);
+    if (!C.wait) shmem_team_sync((shmem_team_t)t);
+  }
 }

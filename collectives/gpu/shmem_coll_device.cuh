@@ -111,4 +111,6 @@ __device__ inline int shmemx_broadcastmem_block(shmem_team_t team, void *dest, c
   }
 SHOAL_D_RMA_TYPES(SHOAL_COLL_D_BCAST)
 #undef SHOAL_COLL_D_BCAST
+/* the reductions (issue 16): shmemx_TYPENAME_OP_reduce_block */
+#include "shmem_reduce_device.cuh"
 #endif

@@ -176,6 +176,18 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "bcast_stream_mixed"))
     shmemx_int_broadcast_on_stream(SHMEM_TEAM_WORLD, (int *)h, (int *)d, 2, 0, NULL);
   if (argc > 1 && !strcmp(argv[1], "reduce_device")) shmem_long_sum_reduce(SHMEM_TEAM_WORLD, (long *)h, (long *)d, 4);
+  /* reductions on device buffers (issue 16): the GPU path's argument checks, before any kernel */
+  if (argc > 1 && !strcmp(argv[1], "reduce_mixed_stream"))
+    shmemx_float_sum_reduce_on_stream(SHMEM_TEAM_WORLD, (float *)d, (float *)h, 4, NULL);
+  if (argc > 1 && !strcmp(argv[1], "reduce_ldbl"))
+    shmem_longdouble_max_reduce(SHMEM_TEAM_WORLD, (long double *)d, (long double *)(d + N / 2), 2);
+  if (argc > 1 && !strcmp(argv[1], "reduce_overlap")) shmem_int_sum_reduce(SHMEM_TEAM_WORLD, (int *)d, (int *)d + 1, 8);
+  if (argc > 1 && !strcmp(argv[1], "reduce_past_end"))
+    shmemx_half_sum_reduce_on_stream(SHMEM_TEAM_WORLD, (shmemx_half_t *)d, (shmemx_half_t *)d, total, NULL);
+  if (argc > 1 && !strcmp(argv[1], "reduce_misaligned"))
+    shmem_double_sum_reduce(SHMEM_TEAM_WORLD, (double *)d, (double *)(d + 68), 4);
+  if (argc > 1 && !strcmp(argv[1], "reduce_no_kernels")) /* a good call: the fake GPU cannot launch (or no kernels) */
+    shmem_double_sum_reduce(SHMEM_TEAM_WORLD, (double *)d, (double *)(d + 64), 4);
   if (argc > 1 && !strcmp(argv[1], "alltoalls_device")) shmem_alltoallsmem(SHMEM_TEAM_WORLD, d, d + N / 2, 2, 1, 4);
   if (argc > 1 && !strcmp(argv[1], "fetch_device")) /* the fetched value would be stored by the CPU into device memory */
     shmem_long_atomic_fetch_nbi((long *)d, (long *)h, next);

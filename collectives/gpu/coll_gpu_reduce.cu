@@ -1,0 +1,81 @@
+/*
+ * coll_gpu_reduce.cu - instantiations of the GPU reduction kernels and their extern "C" launchers (coll_gpu_reduce.h).
+ * Single source: nvcc (CUDA) and hipcc (HIP).
+ *
+ * Instantiated for every (type, op) of shoal_red_supported (signed integers for min and max only: the other operations
+ * are the unsigned kernels' bits): hoisted and naive on the 16-byte path with generic W, hoisted with W = 2, 4, 8
+ * unrolled for sum, and the element path (misaligned offsets; complex double), hoisted.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "coll_gpu_reduce.cuh"
+#include "coll_gpu_reduce_plan.h"
+
+using namespace shoal_cr;
+
+namespace {
+int sm_cache[64];
+int sm_count(void) {
+  int dev = 0;
+  if (SHOAL_GPU_API(GetDevice)(&dev) != SHOAL_GPU_API(Success) || dev < 0) return -1;
+  if (dev < 64 && sm_cache[dev] > 0) return sm_cache[dev];
+  int n = 0;
+  if (SHOAL_GPU_API(DeviceGetAttribute)(&n, SHOAL_GPU_ATTR_SM_COUNT, dev) != SHOAL_GPU_API(Success) || n <= 0) return -1;
+  if (dev < 64) sm_cache[dev] = n;
+  return n;
+}
+} // namespace
+
+extern "C" void shoal_coll_gpu_reduce_kernel_name(const shoal_coll_gpu_red_args_t *a, char *buf, size_t len) {
+  rplan pl;
+  if (make_red_plan(a, &pl, NULL, 0, sm_count)) {
+    snprintf(buf, len, "invalid");
+    return;
+  }
+  char w[16];
+  if (pl.wclass) snprintf(w, sizeof w, "w%d", pl.wclass);
+  else snprintf(w, sizeof w, "wgen");
+  snprintf(buf, len, "reduce_%s_%s_%s_%s_v%d", shoal_red_op_name(a->op), shoal_red_type_name(red_type(a->type, a->op)),
+           a->cfg.variant == SHOAL_COLL_GPU_NAIVE && pl.vec == 16 && shoal_red_type_size(a->type) < 16 ? "naive" : "hoisted", w, pl.vec);
+}
+
+extern "C" int shoal_coll_gpu_reduce_launch(const shoal_coll_gpu_red_args_t *a, void *stream, char *err, size_t errlen) {
+  rplan pl;
+  int rc = make_red_plan(a, &pl, err, errlen, sm_count);
+  if (rc) return rc;
+  if (!a->nelems) return 0;
+  rparams p;
+  memset(&p, 0, sizeof p);
+  p.c.peer_base = a->peer_base;
+  p.c.dst_off = a->dst_off;
+  p.c.nbytes = a->nelems * shoal_red_type_size(a->type);
+  p.c.tile = pl.tile;
+  p.c.flag_off = a->flag_off;
+  p.c.timeout_ns = a->timeout_ns;
+  p.c.after = a->wait ? a->after : 0;
+  p.c.sync = a->sync;
+  p.c.me = a->me;
+  p.c.npes = a->npes;
+  p.c.wait = a->wait && a->npes > 1;
+  p.c.gpu_scope = pl.gpu_scope;
+  p.src_off = a->src_off;
+  p.nelems = a->nelems;
+  p.entry = p.c.wait && !pl.entry_kernel;
+  SHOAL_GPU_API(Stream_t) s = (SHOAL_GPU_API(Stream_t))stream;
+  const char *what = "entry kernel";
+  if (pl.entry_kernel) red_entry_kernel<0><<<1, 64, 0, s>>>(p.c);
+  SHOAL_GPU_API(Error_t) e = SHOAL_GPU_API(GetLastError)();
+  if (e == SHOAL_GPU_API(Success)) {
+    what = "kernel";
+    rkernel_fn k = rpick(a->type, a->op, a->cfg.variant, pl.wclass, pl.vec);
+    k<<<pl.grid, NT, pl.shmem, s>>>(p);
+    e = SHOAL_GPU_API(GetLastError)();
+  }
+  if (e != SHOAL_GPU_API(Success)) {
+    if (err) snprintf(err, errlen, "shoal_coll_gpu_reduce_launch: %s launch (grid %u x %d, %zu B shared): %s", what,
+                      pl.grid, NT, pl.shmem, SHOAL_GPU_API(GetErrorString)(e));
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,368 @@
+/*
+ * coll_gpu_reduce.cuh - device side of the GPU reduction to all (single source: nvcc, hipcc, and the CPU emulation).
+ *
+ * PE me owns slice me of the call's 16-byte vectors (ceil(nv / W) of them; the few elements past the last whole vector
+ * belong to PE W - 1, reduced by scalar code). Its blocks walk the slice's tiles like coll_gpu_kernels.cuh's walk_tiles:
+ * per chunk a thread loads VPT vectors from every PE's source (PE order 0 .. W-1, so that every PE's result has the same
+ * bits), combines them in the accumulator type (float for fp16 / bf16), and stores the VPT result vectors into every
+ * PE's dest (destination order rotated per PE, me + 1 first, so that the PEs' stores spread over the heaps).
+ *   HOISTED: every source and destination pointer (peer base + offset + slice start) is computed once before the tile
+ *            loop: in registers for W = 2, 4, 8 (template constants: the PE loops unroll fully), in shared memory for
+ *            any other W.
+ *   NAIVE:   the reference design: the peer's base is reloaded from the global table (volatile) for every source and
+ *            every destination of every chunk, and the pointers recomputed from it.
+ * Completion: shoal_cg::signal_and_wait, twice per call (entry, exit; coll_gpu_reduce.h).
+ */
+#ifndef SHOAL_COLL_GPU_REDUCE_CUH
+#define SHOAL_COLL_GPU_REDUCE_CUH
+#include <string.h>
+
+#ifndef SHOAL_COLL_GPU_NO_PICK
+#define SHOAL_COLL_GPU_NO_PICK
+#endif
+#include "coll_gpu_kernels.cuh"
+#include "coll_gpu_reduce.h"
+
+namespace shoal_cr {
+using shoal_cg::NT;
+using shoal_cg::VPT;
+using shoal_cg::params;
+
+/* Storage types without a C++ arithmetic type. */
+struct h16 { uint16_t b; };              /* IEEE binary16 bits */
+struct b16 { uint16_t b; };              /* bfloat16 bits */
+struct cf32 { float re, im; };            /* float _Complex */
+struct cf64 { double re, im; };           /* double _Complex */
+
+__host__ __device__ __forceinline__ uint32_t f2u(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+__host__ __device__ __forceinline__ float u2f(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+/* binary16 <-> float, exact / round to nearest even (subnormals, infinities, NaN kept). */
+__host__ __device__ __forceinline__ float h2f(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#else
+  const uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (!e) {
+    const float f = (float)m * 5.9604644775390625e-8f; /* m * 2^-24 */
+    return s ? -f : f;
+  }
+  return u2f(s | (e == 31 ? 0x7f800000u | (m << 13) : ((e + 112) << 23) | (m << 13)));
+#endif
+}
+__host__ __device__ __forceinline__ uint16_t f2h(float f) {
+#if defined(__CUDA_ARCH__)
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#else
+  uint32_t x = f2u(f);
+  const uint16_t s = (uint16_t)((x >> 16) & 0x8000);
+  x &= 0x7fffffff;
+  if (x >= 0x7f800000u) return (uint16_t)(s | 0x7c00 | (x > 0x7f800000u ? 0x200 : 0));
+  if (x >= 0x477ff000u) return (uint16_t)(s | 0x7c00); /* 65520 and above round to infinity */
+  if (x < 0x38800000u) /* below 2^-14: the 2^-24 grid of the subnormals, by adding 0.5 (whose ulp is 2^-24) */
+    return (uint16_t)(s | (f2u(u2f(x) + 0.5f) - 0x3f000000u));
+  x += 0xc8000fffu + ((x >> 13) & 1); /* rebias the exponent (-112 << 23) and round to nearest even */
+  return (uint16_t)(s | (x >> 13));
+#endif
+}
+__host__ __device__ __forceinline__ float bf2f(uint16_t b) { return u2f((uint32_t)b << 16); }
+__host__ __device__ __forceinline__ uint16_t f2bf(float f) {
+  const uint32_t x = f2u(f);
+  if ((x & 0x7fffffff) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40); /* NaN stays NaN */
+  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+/* Accumulator type of each storage type, and the conversions. Narrow integers widen to 32 bits (unsigned stays
+ * unsigned, so that a product wraps instead of overflowing int). */
+template <typename T> struct tr {
+  typedef T acc;
+  static __host__ __device__ __forceinline__ acc in(T v) { return v; }
+  static __host__ __device__ __forceinline__ T out(acc a) { return a; }
+};
+#define SHOAL_CR_WIDEN(T, A)                                                                                          \
+  template <> struct tr<T> {                                                                                           \
+    typedef A acc;                                                                                                     \
+    static __host__ __device__ __forceinline__ acc in(T v) { return v; }                                               \
+    static __host__ __device__ __forceinline__ T out(acc a) { return (T)a; }                                           \
+  };
+SHOAL_CR_WIDEN(int8_t, int)
+SHOAL_CR_WIDEN(uint8_t, unsigned)
+SHOAL_CR_WIDEN(int16_t, int)
+SHOAL_CR_WIDEN(uint16_t, unsigned)
+#undef SHOAL_CR_WIDEN
+template <> struct tr<h16> {
+  typedef float acc;
+  static __host__ __device__ __forceinline__ acc in(h16 v) { return h2f(v.b); }
+  static __host__ __device__ __forceinline__ h16 out(acc a) { return h16{f2h(a)}; }
+};
+template <> struct tr<b16> {
+  typedef float acc;
+  static __host__ __device__ __forceinline__ acc in(b16 v) { return bf2f(v.b); }
+  static __host__ __device__ __forceinline__ b16 out(acc a) { return b16{f2bf(a)}; }
+};
+
+/* a OP b. */
+template <int OP, typename A> __host__ __device__ __forceinline__ A apply(A a, A b) {
+  if constexpr (OP == SHOAL_RED_SUM) return a + b;
+  else if constexpr (OP == SHOAL_RED_PROD) return a * b;
+  else if constexpr (OP == SHOAL_RED_MIN) return b < a ? b : a;
+  else if constexpr (OP == SHOAL_RED_MAX) return a < b ? b : a;
+  else if constexpr (OP == SHOAL_RED_AND) return a & b;
+  else if constexpr (OP == SHOAL_RED_OR) return a | b;
+  else return a ^ b;
+}
+template <int OP, typename C> __host__ __device__ __forceinline__ C capply(C a, C b) {
+  if constexpr (OP == SHOAL_RED_SUM) return C{a.re + b.re, a.im + b.im};
+  else return C{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+template <> __host__ __device__ __forceinline__ cf32 apply<SHOAL_RED_SUM, cf32>(cf32 a, cf32 b) {
+  return capply<SHOAL_RED_SUM>(a, b);
+}
+template <> __host__ __device__ __forceinline__ cf32 apply<SHOAL_RED_PROD, cf32>(cf32 a, cf32 b) {
+  return capply<SHOAL_RED_PROD>(a, b);
+}
+template <> __host__ __device__ __forceinline__ cf64 apply<SHOAL_RED_SUM, cf64>(cf64 a, cf64 b) {
+  return capply<SHOAL_RED_SUM>(a, b);
+}
+template <> __host__ __device__ __forceinline__ cf64 apply<SHOAL_RED_PROD, cf64>(cf64 a, cf64 b) {
+  return capply<SHOAL_RED_PROD>(a, b);
+}
+
+/* Kernel parameters: the fcollect's (flags, sync, completion; c.src unused, c.nbytes = bytes of the vector) and the
+ * reduction's own. */
+struct rparams {
+  params c;
+  size_t src_off, nelems;
+  int entry; /* 1: this (one-block) kernel runs the entry exchange before its data */
+};
+
+/* Slice of PE me: whole vectors [lo, hi) of nv. */
+__device__ __forceinline__ void slice(size_t nv, int me, int npes, size_t *lo, size_t *hi) {
+  const size_t per = (nv + npes - 1) / npes, l = (size_t)me * per;
+  *lo = l < nv ? l : nv;
+  *hi = *lo + per < nv ? *lo + per : nv;
+}
+
+/* Reduce this block's tiles of the slice (tiles first, first + stride, ...). V: uint4 (16-byte path: src_off and
+ * dst_off 16-byte aligned) or T (element path). BT: threads per block at compile time, 0 = blockDim.x. s_tab: generic
+ * HOISTED only, 2 npes pointers of shared memory. */
+template <int OP, typename T, int VAR, int W, typename V, int BT = NT>
+__device__ __forceinline__ void red_walk(const rparams &p, size_t first, size_t stride, char **s_tab) {
+  typedef tr<T> R;
+  typedef typename R::acc A;
+  constexpr int E = sizeof(V) / sizeof(T); /* elements per vector */
+  static_assert(E >= 1 && sizeof(V) % sizeof(T) == 0, "vector of whole elements");
+  const size_t bt = BT ? BT : blockDim.x;
+  const int npes = W ? W : p.c.npes, me = p.c.me;
+  char *const *tab = p.c.peer_base;
+  const size_t nv = p.nelems / E;
+  size_t lo, hi;
+  slice(nv, me, npes, &lo, &hi);
+  const size_t L = hi - lo;
+  const size_t te = p.c.tile / sizeof(V) ? p.c.tile / sizeof(V) : 1;
+  const size_t ntiles = (L + te - 1) / te;
+  constexpr int UW = W ? W : 1; /* the PE loops unroll fully for W != 0 */
+  const V *sreg[UW];
+  V *dreg[UW];
+  if (VAR == shoal_cg::VAR_HOISTED) {
+    if (W) {
+#pragma unroll
+      for (int k = 0; k < (W ? W : 1); k++) {
+        sreg[k] = (const V *)(tab[k] + p.src_off) + lo;
+        dreg[k] = (V *)(tab[shoal_cg::rot(me, k, npes)] + p.c.dst_off) + lo;
+      }
+    } else {
+      for (int k = threadIdx.x; k < npes; k += blockDim.x) {
+        s_tab[k] = (char *)((const V *)(tab[k] + p.src_off) + lo);
+        s_tab[npes + k] = (char *)((V *)(tab[shoal_cg::rot(me, k, npes)] + p.c.dst_off) + lo);
+      }
+      __syncthreads();
+    }
+  }
+  auto src_of = [&](int k) -> const V * {
+    if (VAR == shoal_cg::VAR_HOISTED) return W ? sreg[W ? k : 0] : (const V *)s_tab[k];
+    return (const V *)(shoal_cg::load_base_volatile(tab, k) + p.src_off) + lo;
+  };
+  auto dst_of = [&](int k) -> V * {
+    if (VAR == shoal_cg::VAR_HOISTED) return W ? dreg[W ? k : 0] : (V *)s_tab[npes + k];
+    return (V *)(shoal_cg::load_base_volatile(tab, shoal_cg::rot(me, k, npes)) + p.c.dst_off) + lo;
+  };
+#pragma unroll 1
+  for (size_t t = first; t < ntiles; t += stride) {
+    const size_t t0 = t * te;
+    const size_t tend = t0 + te < L ? t0 + te : L;
+#pragma unroll 1
+    for (size_t c = t0 + threadIdx.x; c < tend; c += bt * VPT) {
+      A acc[VPT][E];
+#pragma unroll UW
+      for (int k = 0; k < npes; k++) {
+        const V *sp = src_of(k);
+        V v[VPT];
+#pragma unroll
+        for (int j = 0; j < VPT; j++)
+          if (c + (size_t)j * bt < tend) v[j] = sp[c + (size_t)j * bt];
+#pragma unroll
+        for (int j = 0; j < VPT; j++) {
+          T e[E]; /* (memcpy, not a cast: no aliasing of uint4 as T; compiles to register moves) */
+          memcpy(e, &v[j], sizeof(V));
+#pragma unroll
+          for (int q = 0; q < E; q++) acc[j][q] = k ? apply<OP, A>(acc[j][q], R::in(e[q])) : R::in(e[q]);
+        }
+      }
+      V o[VPT];
+#pragma unroll
+      for (int j = 0; j < VPT; j++) {
+        T e[E];
+#pragma unroll
+        for (int q = 0; q < E; q++) e[q] = R::out(acc[j][q]);
+        memcpy(&o[j], e, sizeof(V));
+      }
+#pragma unroll UW
+      for (int k = 0; k < npes; k++) {
+        V *dp = dst_of(k);
+#pragma unroll
+        for (int j = 0; j < VPT; j++)
+          if (c + (size_t)j * bt < tend) dp[c + (size_t)j * bt] = o[j];
+      }
+    }
+  }
+  /* The elements past the last whole vector (fewer than E): PE npes - 1, the block of tile 0. */
+  if (E > 1 && me == npes - 1 && first == 0) {
+    for (size_t i = nv * E + threadIdx.x; i < p.nelems; i += bt) {
+      A a = R::in(((const T *)(tab[0] + p.src_off))[i]);
+      for (int k = 1; k < npes; k++) a = apply<OP, A>(a, R::in(((const T *)(tab[k] + p.src_off))[i]));
+      const T r = R::out(a);
+      for (int k = 0; k < npes; k++) ((T *)(tab[shoal_cg::rot(me, k, npes)] + p.c.dst_off))[i] = r;
+    }
+  }
+}
+
+/* The entry exchange, by one block: this PE's source is ready and its dest free (every earlier write to them is
+ * before this kernel on its stream); wait until every peer says the same. Epoch: this call's first. */
+__device__ __forceinline__ void entry(const params &c) {
+  __shared__ unsigned long long e;
+  if (threadIdx.x == 0) {
+    shoal_cg::wait_turn(c); /* earlier calls of the slot on another stream (args.after) */
+    e = c.sync->epoch + 1;
+    shoal_cg::set_epoch(c, e);
+  }
+  __syncthreads();
+  shoal_cg::signal_and_wait(c, e);
+}
+template <int X = 0> /* (a template: defined in every unit that includes this, no duplicate symbol) */
+__global__ void __launch_bounds__(64, 1) red_entry_kernel(params c) { entry(c); }
+
+/* The data grid: with p.entry (one block) the entry first; with c.wait the last block to finish runs the exit
+ * exchange (as coll_gpu_kernels.cuh's coll_kernel). */
+template <int OP, typename T, int VAR, int W, typename V>
+__global__ void __launch_bounds__(NT, 1) red_kernel(rparams p) {
+  SHOAL_DYN_SHARED(char *, s_tab);
+  if (p.entry) entry(p.c);
+  /* an entry exchange that timed out (here or in the entry kernel) leaves its mark for the host: nothing more runs */
+  if (p.c.wait && (*(volatile unsigned *)&p.c.sync->blocks & SHOAL_COLL_GPU_TIMED_OUT)) return;
+  red_walk<OP, T, VAR, W, V, NT>(p, blockIdx.x, gridDim.x, s_tab);
+  if (!p.c.wait) return;
+  __shared__ int last;
+  __shared__ unsigned long long epoch;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    shoal_cg::fence(p.c);
+    const unsigned prev = atomicAdd(&p.c.sync->blocks, 1u);
+    last = prev == gridDim.x - 1;
+    if (last) {
+      p.c.sync->blocks = 0;
+      epoch = p.c.sync->epoch + 1;
+      shoal_cg::fence(p.c); /* the reset counter before the epoch that frees it (wait_turn) */
+      shoal_cg::set_epoch(p.c, epoch);
+    }
+  }
+  __syncthreads();
+  if (last) shoal_cg::signal_and_wait(p.c, epoch);
+}
+
+#ifndef SHOAL_COLL_GPU_REDUCE_NO_PICK /* (units that only use the device functions: no grid kernels instantiated) */
+/* Kernel selection. wclass: 2, 4, 8 (SUM, HOISTED, 16-byte path only) or 0; vec 16 or the element size. The signed
+ * integer types reach the kernels only for min and max (the others are the same bits as unsigned: red_type). */
+typedef void (*rkernel_fn)(rparams);
+template <int OP, typename T, int VAR> rkernel_fn pick_rw(int wclass, int vec) {
+  if (vec != 16 || sizeof(T) == 16) {
+    if constexpr (VAR == shoal_cg::VAR_HOISTED) return red_kernel<OP, T, VAR, 0, T>;
+    else return red_kernel<OP, T, shoal_cg::VAR_HOISTED, 0, T>; /* the element path has one variant */
+  }
+  if constexpr (OP == SHOAL_RED_SUM && VAR == shoal_cg::VAR_HOISTED) {
+    switch (wclass) {
+    case 2: return red_kernel<OP, T, VAR, 2, uint4>;
+    case 4: return red_kernel<OP, T, VAR, 4, uint4>;
+    case 8: return red_kernel<OP, T, VAR, 8, uint4>;
+    default: break;
+    }
+  }
+  return red_kernel<OP, T, VAR, 0, uint4>;
+}
+template <int OP, typename T> rkernel_fn pick_rv(int var, int wclass, int vec) {
+  return var == shoal_cg::VAR_NAIVE ? pick_rw<OP, T, shoal_cg::VAR_NAIVE>(wclass, vec)
+                                    : pick_rw<OP, T, shoal_cg::VAR_HOISTED>(wclass, vec);
+}
+template <typename T> rkernel_fn pick_int(int op, int var, int wclass, int vec) {
+  switch (op) {
+  case SHOAL_RED_SUM: return pick_rv<SHOAL_RED_SUM, T>(var, wclass, vec);
+  case SHOAL_RED_PROD: return pick_rv<SHOAL_RED_PROD, T>(var, wclass, vec);
+  case SHOAL_RED_MIN: return pick_rv<SHOAL_RED_MIN, T>(var, wclass, vec);
+  case SHOAL_RED_MAX: return pick_rv<SHOAL_RED_MAX, T>(var, wclass, vec);
+  case SHOAL_RED_AND: return pick_rv<SHOAL_RED_AND, T>(var, wclass, vec);
+  case SHOAL_RED_OR: return pick_rv<SHOAL_RED_OR, T>(var, wclass, vec);
+  default: return pick_rv<SHOAL_RED_XOR, T>(var, wclass, vec);
+  }
+}
+template <typename T> rkernel_fn pick_minmax(int op, int var, int wclass, int vec) {
+  return op == SHOAL_RED_MIN ? pick_rv<SHOAL_RED_MIN, T>(var, wclass, vec) : pick_rv<SHOAL_RED_MAX, T>(var, wclass, vec);
+}
+template <typename T> rkernel_fn pick_float(int op, int var, int wclass, int vec) {
+  switch (op) {
+  case SHOAL_RED_SUM: return pick_rv<SHOAL_RED_SUM, T>(var, wclass, vec);
+  case SHOAL_RED_PROD: return pick_rv<SHOAL_RED_PROD, T>(var, wclass, vec);
+  case SHOAL_RED_MIN: return pick_rv<SHOAL_RED_MIN, T>(var, wclass, vec);
+  default: return pick_rv<SHOAL_RED_MAX, T>(var, wclass, vec);
+  }
+}
+template <typename T> rkernel_fn pick_cplx(int op, int var, int wclass, int vec) {
+  return op == SHOAL_RED_SUM ? pick_rv<SHOAL_RED_SUM, T>(var, wclass, vec) : pick_rv<SHOAL_RED_PROD, T>(var, wclass, vec);
+}
+/* The kernel type for (type, op): signed integers as unsigned except for min and max. */
+inline int red_type(int type, int op) {
+  if (type <= SHOAL_RT_U64 && !(type & 1) && op != SHOAL_RED_MIN && op != SHOAL_RED_MAX) return type + 1;
+  return type;
+}
+inline rkernel_fn rpick(int type, int op, int var, int wclass, int vec) {
+  switch (red_type(type, op)) {
+  case SHOAL_RT_I8: return pick_minmax<int8_t>(op, var, wclass, vec);
+  case SHOAL_RT_U8: return pick_int<uint8_t>(op, var, wclass, vec);
+  case SHOAL_RT_I16: return pick_minmax<int16_t>(op, var, wclass, vec);
+  case SHOAL_RT_U16: return pick_int<uint16_t>(op, var, wclass, vec);
+  case SHOAL_RT_I32: return pick_minmax<int32_t>(op, var, wclass, vec);
+  case SHOAL_RT_U32: return pick_int<uint32_t>(op, var, wclass, vec);
+  case SHOAL_RT_I64: return pick_minmax<long long>(op, var, wclass, vec);
+  case SHOAL_RT_U64: return pick_int<unsigned long long>(op, var, wclass, vec);
+  case SHOAL_RT_F32: return pick_float<float>(op, var, wclass, vec);
+  case SHOAL_RT_F64: return pick_float<double>(op, var, wclass, vec);
+  case SHOAL_RT_F16: return pick_float<h16>(op, var, wclass, vec);
+  case SHOAL_RT_BF16: return pick_float<b16>(op, var, wclass, vec);
+  case SHOAL_RT_CF32: return pick_cplx<cf32>(op, var, wclass, vec);
+  default: return pick_cplx<cf64>(op, var, wclass, vec);
+  }
+}
+#endif
+
+} // namespace shoal_cr
+#endif

@@ -1,0 +1,111 @@
+/*
+ * coll_gpu_reduce.h - GPU reductions to all (all-reduce) over a symmetric heap (issue 16; docs/gpu-collectives.md).
+ *
+ * Plain C interface to the kernels of coll_gpu_reduce.cu (nvcc or hipcc), in the model of coll_gpu.h: W PEs whose heaps
+ * every PE addresses (peer_base), buffers named by their offset in the heap. One call: every PE p reduces its slice
+ * (1/W of the nelems elements, in 16-byte units) by reading that slice of every PE's source directly (sum order: PE 0,
+ * 1, .., W-1, so that every PE gets the same bits and a host reference in that order matches), and stores the result
+ * slice into every PE's dest. Because a slice is read and written by its owner only, dest == source (in place) works.
+ * Completion (wait = 1), two epochs per call on coll_gpu.h's flags and sync: entry (every PE's source is ready and its
+ * dest free: signal epoch + 1, wait for it) and exit (every slice stored everywhere: epoch + 2). The entry runs in a
+ * one-block kernel before the data grid (or in the data kernel itself when its grid is one block), so that no block
+ * of the grid spins while a peer's grid waits for multiprocessors. wait = 0: data only; the caller runs a host barrier
+ * before and after (stream synchronized).
+ */
+#ifndef SHOAL_COLL_GPU_REDUCE_H
+#define SHOAL_COLL_GPU_REDUCE_H
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll_gpu.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Operations (spec 9.9.9). Bitwise ones take integer types only; complex types take sum and prod only. */
+enum { SHOAL_RED_SUM = 0, SHOAL_RED_PROD, SHOAL_RED_MIN, SHOAL_RED_MAX, SHOAL_RED_AND, SHOAL_RED_OR, SHOAL_RED_XOR,
+       SHOAL_RED_NOPS };
+/* Element types of the kernels (storage classes): integers by size and signedness, the floating types, fp16 / bf16
+ * (IEEE binary16 and bfloat16 bits in a uint16_t; accumulated in float), complex float / double (C99 layout: re, im).
+ * long double has no kernel (SHOAL_RT_LDBL: refused). */
+enum { SHOAL_RT_I8 = 0, SHOAL_RT_U8, SHOAL_RT_I16, SHOAL_RT_U16, SHOAL_RT_I32, SHOAL_RT_U32, SHOAL_RT_I64,
+       SHOAL_RT_U64, SHOAL_RT_F32, SHOAL_RT_F64, SHOAL_RT_F16, SHOAL_RT_BF16, SHOAL_RT_CF32, SHOAL_RT_CF64,
+       SHOAL_RT_NTYPES, SHOAL_RT_LDBL = SHOAL_RT_NTYPES };
+#define SHOAL_RT_SINT(sz) ((sz) == 1 ? SHOAL_RT_I8 : (sz) == 2 ? SHOAL_RT_I16 : (sz) == 4 ? SHOAL_RT_I32 : SHOAL_RT_I64)
+#define SHOAL_RT_UINT(sz) ((sz) == 1 ? SHOAL_RT_U8 : (sz) == 2 ? SHOAL_RT_U16 : (sz) == 4 ? SHOAL_RT_U32 : SHOAL_RT_U64)
+/* The kernel type of each TYPENAME of include/shoal/shmem_coll.h's lists (SHOAL_RT_N_##N), for the host API. */
+enum {
+  SHOAL_RT_N_char = CHAR_MIN < 0 ? SHOAL_RT_I8 : SHOAL_RT_U8, SHOAL_RT_N_schar = SHOAL_RT_I8,
+  SHOAL_RT_N_short = SHOAL_RT_SINT(sizeof(short)), SHOAL_RT_N_int = SHOAL_RT_SINT(sizeof(int)),
+  SHOAL_RT_N_long = SHOAL_RT_SINT(sizeof(long)), SHOAL_RT_N_longlong = SHOAL_RT_SINT(sizeof(long long)),
+  SHOAL_RT_N_ptrdiff = SHOAL_RT_SINT(sizeof(ptrdiff_t)), SHOAL_RT_N_uchar = SHOAL_RT_U8,
+  SHOAL_RT_N_ushort = SHOAL_RT_UINT(sizeof(short)), SHOAL_RT_N_uint = SHOAL_RT_UINT(sizeof(int)),
+  SHOAL_RT_N_ulong = SHOAL_RT_UINT(sizeof(long)), SHOAL_RT_N_ulonglong = SHOAL_RT_UINT(sizeof(long long)),
+  SHOAL_RT_N_int8 = SHOAL_RT_I8, SHOAL_RT_N_int16 = SHOAL_RT_I16, SHOAL_RT_N_int32 = SHOAL_RT_I32,
+  SHOAL_RT_N_int64 = SHOAL_RT_I64, SHOAL_RT_N_uint8 = SHOAL_RT_U8, SHOAL_RT_N_uint16 = SHOAL_RT_U16,
+  SHOAL_RT_N_uint32 = SHOAL_RT_U32, SHOAL_RT_N_uint64 = SHOAL_RT_U64, SHOAL_RT_N_size = SHOAL_RT_UINT(sizeof(size_t)),
+  SHOAL_RT_N_float = SHOAL_RT_F32, SHOAL_RT_N_double = SHOAL_RT_F64, SHOAL_RT_N_longdouble = SHOAL_RT_LDBL,
+  SHOAL_RT_N_complexf = SHOAL_RT_CF32, SHOAL_RT_N_complexd = SHOAL_RT_CF64, SHOAL_RT_N_half = SHOAL_RT_F16,
+  SHOAL_RT_N_bfloat16 = SHOAL_RT_BF16
+};
+enum { SHOAL_RED_N_sum = SHOAL_RED_SUM, SHOAL_RED_N_prod = SHOAL_RED_PROD, SHOAL_RED_N_min = SHOAL_RED_MIN,
+       SHOAL_RED_N_max = SHOAL_RED_MAX, SHOAL_RED_N_and = SHOAL_RED_AND, SHOAL_RED_N_or = SHOAL_RED_OR,
+       SHOAL_RED_N_xor = SHOAL_RED_XOR };
+
+/* Bytes of one element of kernel type t (0 for an unknown type). */
+static inline size_t shoal_red_type_size(int t) {
+  static const unsigned char sz[SHOAL_RT_NTYPES + 1] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 2, 2, 8, 16, 0};
+  return t >= 0 && t < SHOAL_RT_NTYPES ? sz[t] : 0;
+}
+/* Whether the kernels have (type, op): 1 or 0. */
+static inline int shoal_red_supported(int t, int op) {
+  if (t < 0 || t >= SHOAL_RT_NTYPES || op < 0 || op >= SHOAL_RED_NOPS) return 0;
+  if (t <= SHOAL_RT_U64) return 1;
+  if (t <= SHOAL_RT_BF16) return op <= SHOAL_RED_MAX;
+  return op <= SHOAL_RED_PROD;
+}
+
+typedef struct shoal_coll_gpu_red_args {
+  int op, type;            /* SHOAL_RED_*, SHOAL_RT_* (shoal_red_supported) */
+  int me, npes;            /* as in shoal_coll_gpu_args_t */
+  char *const *peer_base;  /* device array [npes]: heap bases in this address space */
+  size_t dst_off, src_off; /* offsets of dest and source (nelems elements each) in every heap; equal: in place */
+  size_t nelems;           /* elements; 0 is a no-op */
+  size_t flag_off;         /* as in shoal_coll_gpu_args_t (the same flags and sync may serve both kinds of call) */
+  struct shoal_coll_gpu_sync *sync;
+  int wait, one_gpu;
+  uint64_t timeout_ns;
+  unsigned long long after;   /* as shoal_coll_gpu_args_t's: calls before this one on another stream (epochs) */
+  shoal_coll_gpu_cfg_t cfg; /* variant, sms, tile (bytes per tile of a slice, multiple of 16), scope; group, pipe
+                               unused (a chunk's result is stored to every PE together) */
+} shoal_coll_gpu_red_args_t;
+
+/* Enqueue one reduction on stream. 0, -3 for a bad argument (message in err: the argument and why), -1 for a failed
+ * launch. */
+int shoal_coll_gpu_reduce_launch(const shoal_coll_gpu_red_args_t *a, void *stream, char *err, size_t errlen);
+/* Name of the kernel a call would run, e.g. "reduce_sum_f32_hoisted_w4_v16". */
+void shoal_coll_gpu_reduce_kernel_name(const shoal_coll_gpu_red_args_t *a, char *buf, size_t len);
+/* Names for messages. */
+static inline const char *shoal_red_op_name(int op) {
+  static const char *const n[SHOAL_RED_NOPS] = {"sum", "prod", "min", "max", "and", "or", "xor"};
+  return op >= 0 && op < SHOAL_RED_NOPS ? n[op] : "?";
+}
+static inline const char *shoal_red_type_name(int t) {
+  static const char *const n[SHOAL_RT_NTYPES + 1] = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32",
+                                                     "f64", "f16", "bf16", "cf32", "cf64", "long double"};
+  return t >= 0 && t <= SHOAL_RT_NTYPES ? n[t] : "?";
+}
+
+/* ---- runtime glue (coll_gpu_reduce_shmem.c, part of libshoal) ---- */
+struct shoal_team;
+/* The host reductions' entry: on the GPU when dest and source are on the device heap (0), else SHOAL_ERR_NOSYS and the
+ * host algorithm runs. nelems elements of kernel type type; stream NULL: blocking. Fatal (one line naming routine) for
+ * mixed host/device buffers, past the heap end, long double, no kernels. */
+int shoal_coll_gpu_reduce(struct shoal_team *t, void *dest, const void *source, size_t nelems, int type, int op,
+                          void *stream, const char *routine);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
