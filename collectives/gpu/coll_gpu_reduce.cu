@@ -40,6 +40,20 @@ extern "C" void shoal_coll_gpu_reduce_kernel_name(const shoal_coll_gpu_red_args_
            a->cfg.variant == SHOAL_COLL_GPU_NAIVE && pl.vec == 16 && shoal_red_type_size(a->type) < 16 ? "naive" : "hoisted", w, pl.vec);
 }
 
+/* Compute capability major of the current device, cached per device (0 on error or HIP). */
+static int red_cc[64];
+static int red_cc_major(void) {
+  int dev = 0;
+  if (SHOAL_GPU_API(GetDevice)(&dev) != SHOAL_GPU_API(Success) || dev < 0 || dev >= 64) return 0;
+  if (red_cc[dev]) return red_cc[dev] > 0 ? red_cc[dev] : 0;
+  int n = 0;
+#if !defined(__HIPCC__)
+  if (cudaDeviceGetAttribute(&n, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) n = 0;
+#endif
+  red_cc[dev] = n > 0 ? n : -1;
+  return n > 0 ? n : 0;
+}
+
 extern "C" int shoal_coll_gpu_reduce_launch(const shoal_coll_gpu_red_args_t *a, void *stream, char *err, size_t errlen) {
   rplan pl;
   int rc = make_red_plan(a, &pl, err, errlen, sm_count);
@@ -64,11 +78,48 @@ extern "C" int shoal_coll_gpu_reduce_launch(const shoal_coll_gpu_red_args_t *a, 
   p.entry = p.c.wait && !pl.entry_kernel;
   SHOAL_GPU_API(Stream_t) s = (SHOAL_GPU_API(Stream_t))stream;
   const char *what = "entry kernel";
+  /* Small grids as the fcollect's (coll_gpu_plan.h): programmatic dependent launch, so that a call starts while the
+   * stream's previous kernel ends (CUDA, sm_90 and later). */
+  const bool pdl = pl.grid <= SHOAL_COLL_GPU_PDL_MAX_GRID && a->cfg.pdl != SHOAL_COLL_GPU_PDL_OFF && red_cc_major() >= 9;
+  rkernel_fn k = rpick(a->type, a->op, a->cfg.variant, pl.wclass, pl.vec);
+#if !defined(__HIPCC__)
+  if (pdl) {
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t lc;
+    memset(&lc, 0, sizeof lc);
+    lc.stream = s;
+    lc.attrs = at;
+    lc.numAttrs = 1;
+    if (pl.entry_kernel) {
+      lc.gridDim = dim3(1);
+      lc.blockDim = dim3(64);
+      cudaLaunchKernelEx(&lc, red_entry_kernel<0>, p.c);
+    }
+    SHOAL_GPU_API(Error_t) e = SHOAL_GPU_API(GetLastError)();
+    if (e == SHOAL_GPU_API(Success)) {
+      what = "kernel";
+      lc.gridDim = dim3(pl.grid);
+      lc.blockDim = dim3(NT);
+      lc.dynamicSmemBytes = pl.shmem;
+      cudaLaunchKernelEx(&lc, k, p);
+      e = SHOAL_GPU_API(GetLastError)();
+    }
+    if (e != SHOAL_GPU_API(Success)) {
+      if (err) snprintf(err, errlen, "shoal_coll_gpu_reduce_launch: %s launch (grid %u x %d, %zu B shared): %s", what,
+                        pl.grid, NT, pl.shmem, SHOAL_GPU_API(GetErrorString)(e));
+      return -1;
+    }
+    return 0;
+  }
+#else
+  (void)pdl;
+#endif
   if (pl.entry_kernel) red_entry_kernel<0><<<1, 64, 0, s>>>(p.c);
   SHOAL_GPU_API(Error_t) e = SHOAL_GPU_API(GetLastError)();
   if (e == SHOAL_GPU_API(Success)) {
     what = "kernel";
-    rkernel_fn k = rpick(a->type, a->op, a->cfg.variant, pl.wclass, pl.vec);
     k<<<pl.grid, NT, pl.shmem, s>>>(p);
     e = SHOAL_GPU_API(GetLastError)();
   }

@@ -251,28 +251,37 @@ __device__ __forceinline__ void red_walk(const rparams &p, size_t first, size_t 
 /* The entry exchange, by one block: this PE's source is ready and its dest free (every earlier write to them is
  * before this kernel on its stream); wait until every peer says the same. Epoch: this call's first. */
 __device__ __forceinline__ void entry(const params &c) {
-  __shared__ unsigned long long e;
-  if (threadIdx.x == 0) {
-    shoal_cg::wait_turn(c); /* earlier calls of the slot on another stream (args.after) */
-    e = c.sync->epoch + 1;
-    shoal_cg::set_epoch(c, e);
-  }
-  __syncthreads();
-  shoal_cg::signal_and_wait(c, e);
+  shoal_cg::complete_one_block(c); /* one fence, thread 0 signals, waits its turn (args.after) first */
+}
+/* Programmatic dependent launch (small grids, coll_gpu_reduce.cu): wait for the stream's previous kernel, then let the
+ * next one start early; no-ops in a grid launched without it. */
+__device__ __forceinline__ void pdl_entry() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 }
 template <int X = 0> /* (a template: defined in every unit that includes this, no duplicate symbol) */
-__global__ void __launch_bounds__(64, 1) red_entry_kernel(params c) { entry(c); }
+__global__ void __launch_bounds__(64, 1) red_entry_kernel(params c) {
+  pdl_entry();
+  entry(c);
+}
 
 /* The data grid: with p.entry (one block) the entry first; with c.wait the last block to finish runs the exit
  * exchange (as coll_gpu_kernels.cuh's coll_kernel). */
 template <int OP, typename T, int VAR, int W, typename V>
 __global__ void __launch_bounds__(NT, 1) red_kernel(rparams p) {
   SHOAL_DYN_SHARED(char *, s_tab);
+  pdl_entry();
   if (p.entry) entry(p.c);
   /* an entry exchange that timed out (here or in the entry kernel) leaves its mark for the host: nothing more runs */
   if (p.c.wait && (*(volatile unsigned *)&p.c.sync->blocks & SHOAL_COLL_GPU_TIMED_OUT)) return;
   red_walk<OP, T, VAR, W, V, NT>(p, blockIdx.x, gridDim.x, s_tab);
   if (!p.c.wait) return;
+  if (gridDim.x == 1) { /* one block: the exit as a small fcollect's (one fence, thread 0 signals) */
+    shoal_cg::complete_one_block(p.c);
+    return;
+  }
   __shared__ int last;
   __shared__ unsigned long long epoch;
   __syncthreads();
