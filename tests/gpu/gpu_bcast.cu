@@ -46,7 +46,8 @@ int main(void) {
             char *d = dst + pad;
             for (size_t i = 0; i < nbytes; i++) h[i] = (char)t_pat(t_me, i, round);
             GPU_OK(gpuMemset(dst, T_POISON, cap));
-            GPU_OK(gpuMemcpy(inplace ? d : src + pad, h, nbytes, gpuMemcpyDefault)); /* in place: the root's dest */
+            /* in place: the members' source is their dest (a non-member's dest must stay untouched) */
+            GPU_OK(gpuMemcpy(inplace && r >= 0 ? d : src + pad, h, nbytes, gpuMemcpyDefault));
             GPU_OK(gpuDeviceSynchronize());
             shmem_barrier_all();
             if (r >= 0) bcast(form, team, d, inplace ? d : src + pad, nbytes, root, s); /* in place: (dest, dest) */

@@ -419,6 +419,12 @@ static inline shoal_coll_gpu_args_t cw_args(cw_pe &pe, int op, size_t dst_off, c
   a.wait = wait;
   int ndev = 0; /* PE i runs on device i % ndev: one GPU for all when there is one */
   a.one_gpu = API(GetDeviceCount)(&ndev) == API(Success) && (ndev == 1 || pe.W == 1);
+  /* CW_PDL=off / CW_SMALL=off: the launcher's small-call choices off (side-by-side checks and benchmarks) */
+  const char *pdl = getenv("CW_PDL"), *small = getenv("CW_SMALL");
+  if (pdl && !strcmp(pdl, "off")) a.cfg.pdl = SHOAL_COLL_GPU_PDL_OFF;
+  if (small && !strcmp(small, "off")) a.cfg.small = SHOAL_COLL_GPU_SMALL_OFF;
+  const char *rtl = getenv("CW_RTLAUNCH"); /* 1: the runtime's launch instead of the driver's */
+  if (rtl && *rtl == '1') a.cfg.rt_launch = 1;
   return a;
 }
 #endif
