@@ -17,7 +17,7 @@
 #endif
 
 void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routine, shoal_coll_gpu_args_t *a, void **s);
-void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, const char *routine);
+void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, int epochs, const char *routine);
 
 int shoal_coll_gpu_reduce(shoal_team_t *t, void *dest, const void *source, size_t nelems, int type, int op,
                           void *stream, const char *routine) {
@@ -69,7 +69,7 @@ int shoal_coll_gpu_reduce(shoal_team_t *t, void *dest, const void *source, size_
 #else
   (void)a; /* not reached: without the kernels slot_begin is fatal */
 #endif
-  shoal_coll_gpu_slot_end(t, s, stream, routine);
+  shoal_coll_gpu_slot_end(t, s, stream, 2, routine);
   return SHOAL_OK;
 }
 

@@ -191,6 +191,51 @@ void shoal_coll_gpu_team_made(shoal_team_t *parent, shoal_team_t *const *made, i
   shmem_team_sync((shmem_team_t)parent); /* no member signals into a row that another one still resets */
 }
 
+/* ---- a call's slot: gpu_coll below and the reductions (coll_gpu_reduce_shmem.c; issue 16) ---- */
+/* The checks that follow a call's buffer checks, the team's slot armed, and a's team fields (me, npes, peer_base,
+ * flag_off, sync, wait, one_gpu, cfg); *s: the stream to launch on. */
+void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routine, shoal_coll_gpu_args_t *a, void **s) {
+  const shmemx_device_state_t *st = shoal_gpu_state();
+  if (!C.ready || !st)
+    shoal_fatal(routine, "dest and source are on the device heap, but the GPU collective kernels are not available "
+                "(not built for the %s backend, more than %d PEs, or not set up at shmem_init)", shoal_gpu_ops.name,
+                SHMEMX_DEVICE_MAX_PES);
+  if (t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS)
+    shoal_fatal(routine, "device-heap buffers need a team (the active-set forms run on the host)");
+  if (t->remote)
+    shoal_fatal(routine, "team: its PEs span several nodes (or SHOAL_TRANSPORT=ofi), and the GPU kernels reach the "
+                "device heaps of one node only");
+  *s = stream ? stream : C.stream;
+  const int slot = t->slot;
+  if (C.slot_team[slot] != (const void *)t) /* set up at the team's creation: a team of before the GPU's? a bug */
+    shoal_fatal(routine, "team: no GPU collective state for this team (slot %d)", slot);
+  memset(a, 0, sizeof *a);
+  a->me = t->rank;
+  a->npes = t->size;
+  a->peer_base = C.tables + (size_t)slot * C.npes;
+  a->flag_off = C.flags_off + (size_t)slot * C.npes * 8;
+  a->sync = &C.sync[slot];
+  a->wait = C.wait;
+  a->one_gpu = C.one_gpu;
+  a->cfg = C.cfg;
+  /* The slot's previous calls may still run on another stream (an on-stream call, then a blocking one, or two user
+   * streams): this kernel's completion waits on the device until they have passed theirs (args.after). */
+  a->after = C.wait && C.last[slot] && C.last[slot] != *s ? C.issued[slot] : 0;
+}
+
+/* After the launch on s of a call that takes `epochs` epochs of the slot (fcollect, alltoall, broadcast 1; a
+ * reduction 2): for a blocking call (stream NULL) or the host-side completion the stream synchronized (and the team
+ * barrier). */
+void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, int epochs, const char *routine) {
+  const int slot = t->slot;
+  C.last[slot] = s;
+  C.issued[slot] += C.wait && t->size > 1 ? (unsigned long long)epochs : 0;
+  if (!stream || !C.wait) {
+    if (shoal_gpu_ops.stream_sync(s)) shoal_fatal(routine, "the collective kernel failed (stream %p)", s);
+    if (!C.wait) shmem_team_sync((shmem_team_t)t);
+  }
+}
+
 /* The GPU path of one call, or SHOAL_ERR_NOSYS to let the host algorithm run. stream NULL: blocking. */
 static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, size_t nbytes, int root, void *stream,
                     const char *routine) {
@@ -209,52 +254,22 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
                 shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ? "source" : "dest",
                 shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ? sbytes : dbytes,
                 shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ? source : dest);
-  const shmemx_device_state_t *st = shoal_gpu_state();
-  if (!C.ready || !st)
-    shoal_fatal(routine, "dest and source are on the device heap, but the GPU collective kernels are not available "
-                "(not built for the %s backend, more than %d PEs, or not set up at shmem_init)", shoal_gpu_ops.name,
-                SHMEMX_DEVICE_MAX_PES);
-  if (t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS)
-    shoal_fatal(routine, "device-heap buffers need a team (the active-set forms run on the host)");
-  if (t->remote)
-    shoal_fatal(routine, "team: its PEs span several nodes (or SHOAL_TRANSPORT=ofi), and the GPU kernels reach the "
-                "device heaps of one node only");
-  void *s = stream ? stream : C.stream;
-  const int slot = t->slot;
-  if (C.slot_team[slot] != (const void *)t) /* set up at the team's creation: a team of before the GPU's? a bug */
-    shoal_fatal(routine, "team: no GPU collective state for this team (slot %d)", slot);
   shoal_coll_gpu_args_t a;
-  memset(&a, 0, sizeof a);
+  void *s;
+  shoal_coll_gpu_slot_begin(t, stream, routine, &a, &s);
   a.op = op;
-  a.me = t->rank;
-  a.npes = t->size;
-  a.peer_base = C.tables + (size_t)slot * C.npes;
-  a.dst_off = (size_t)((const char *)dest - st->heap_base);
+  a.dst_off = (size_t)((const char *)dest - shoal_gpu_state()->heap_base);
   a.src = source;
   a.nbytes = nbytes;
   a.root = root;
-  a.flag_off = C.flags_off + (size_t)slot * C.npes * 8;
-  a.sync = &C.sync[slot];
-  a.wait = C.wait;
-  a.one_gpu = C.one_gpu;
-  a.cfg = C.cfg;
-  /* The slot's previous calls may still run on another stream (an on-stream call, then a blocking one, or two user
-   * streams): this kernel's completion waits on the device until they have passed theirs (args.after). */
-  a.after = C.wait && C.last[slot] && C.last[slot] != s ? C.issued[slot] : 0;
 #if SHOAL_HAVE_COLL_GPU
   char err[256];
   if (shoal_coll_gpu_launch(&a, s, err, sizeof err)) shoal_fatal(routine, "%s", err);
-  C.last[slot] = s;
-  C.issued[slot] += C.wait && t->size > 1;
 #else
-  (void)a; /* not reached: without the kernels C.ready stays false (fatal above); the #if keeps their symbol out */
-  (void)s;
+  (void)a; /* not reached: without the kernels slot_begin is fatal; the #if keeps their symbol out */
   return SHOAL_ERR_NOSYS;
 #endif
-  if (!stream || !C.wait) { /* blocking, or the host-side completion */
-    if (shoal_gpu_ops.stream_sync(s)) shoal_fatal(routine, "the collective kernel failed (stream %p)", s);
-    if (!C.wait) shmem_team_sync((shmem_team_t)t);
-  }
+  shoal_coll_gpu_slot_end(t, s, stream, 1, routine);
   return SHOAL_OK;
 }
 
@@ -340,44 +355,3 @@ int shmemx_coll_device_info(void *buf, size_t len) {
   return 0;
 }
 
-/* ---- for the other GPU collectives (coll_gpu_reduce_shmem.c; issue 16) ---- */
-/* gpu_coll's checks after its buffer checks, the team's slot armed, and a's team fields (me, npes, peer_base,
- * flag_off, sync, wait, one_gpu, cfg); *s: the stream to launch on. */
-void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routine, shoal_coll_gpu_args_t *a, void **s) {
-  const shmemx_device_state_t *st = shoal_gpu_state();
-  if (!C.ready || !st)
-    shoal_fatal(routine, "dest and source are on the device heap, but the GPU collective kernels are not available "
-                "(not built for the %s backend, more than %d PEs, or not set up at shmem_init)", shoal_gpu_ops.name,
-                SHMEMX_DEVICE_MAX_PES);
-  if (t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS)
-    shoal_fatal(routine, "device-heap buffers need a team (the active-set forms run on the host)");
-  if (t->remote)
-    shoal_fatal(routine, "team: its PEs span several nodes (or SHOAL_TRANSPORT=ofi), and the GPU kernels reach the "
-                "device heaps of one node only");
-  *s = stream ? stream : C.stream;
-  const int slot = t->slot;
-  if (C.slot_team[slot] != (const void *)t) /* set up at the team's creation (as in gpu_coll) */
-    shoal_fatal(routine, "team: no GPU collective state for this team (slot %d)", slot);
-  memset(a, 0, sizeof *a);
-  a->me = t->rank;
-  a->npes = t->size;
-  a->peer_base = C.tables + (size_t)slot * C.npes;
-  a->flag_off = C.flags_off + (size_t)slot * C.npes * 8;
-  a->sync = &C.sync[slot];
-  a->wait = C.wait;
-  a->one_gpu = C.one_gpu;
-  a->cfg = C.cfg;
-  a->after = C.wait && C.last[slot] && C.last[slot] != *s ? C.issued[slot] : 0; /* as in gpu_coll */
-}
-
-/* After the launch on s (a reduction: two epochs of the slot): for a blocking call (stream NULL) or the host-side
- * completion the stream synchronized (and the team barrier). */
-void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, const char *routine) {
-  const int slot = t->slot;
-  C.last[slot] = s;
-  C.issued[slot] += C.wait && t->size > 1 ? 2 : 0;
-  if (!stream || !C.wait) {
-    if (shoal_gpu_ops.stream_sync(s)) shoal_fatal(routine, "the collective kernel failed (stream %p)", s);
-    if (!C.wait) shmem_team_sync((shmem_team_t)t);
-  }
-}
