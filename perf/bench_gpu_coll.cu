@@ -296,7 +296,8 @@ int main(int argc, char **argv) {
           std::vector<std::vector<double>> rus;
           for (int var : o.variants)
             for (int sms : o.sms)
-              for (size_t tile : o.tiles) {
+              for (size_t tile : o.tiles)
+                for (int small : o.smalls) { /* small 1: the two-exchange path at every size */
                 shoal_coll_gpu_red_args_t a;
                 memset(&a, 0, sizeof a);
                 a.op = SHOAL_RED_SUM;
@@ -310,9 +311,13 @@ int main(int argc, char **argv) {
                 a.sync = pe.sync;
                 a.wait = !o.host_sync;
                 a.one_gpu = g.one_gpu;
+                a.cfg = g.cfg; /* CW_SMALL=off / CW_PDL=off */
+                a.ll_off = CW_LL_OFF;
+                a.ll_half = CW_LL_HALF;
                 a.cfg.variant = var;
                 a.cfg.sms = sms;
                 a.cfg.tile = tile;
+                if (small) a.cfg.small = SHOAL_COLL_GPU_SMALL_OFF;
                 rc.push_back(a);
                 rus.emplace_back();
               }
@@ -343,6 +348,7 @@ int main(int argc, char **argv) {
               x.reps = (int)u.size();
               x.min_us = u.front();
               x.max_us = u.back();
+              x.small = rc[i].cfg.small == SHOAL_COLL_GPU_SMALL_OFF;
               const size_t m = u.size();
               const double med = m % 2 ? u[m / 2] : (u[m / 2 - 1] + u[m / 2]) / 2;
               emit(o, csv, "shoal", opn, W, rc[i].cfg.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", 0,

@@ -74,8 +74,8 @@ static const env_var_t env_table[] = {
   {"SHOAL_COLL_GPU_SCOPE", ENV_ENUM, "auto", F(coll_gpu_scope), "auto|sys",
    "GPU fcollect/alltoall completion fences and flags (auto: device scope when every PE shares one GPU, else system)"},
   {"SHOAL_COLL_GPU_SMALL", ENV_ENUM, "auto", F(coll_gpu_small), "auto|off",
-   "GPU fcollect/alltoall: a call of one block (4 KiB per PE and less by default) completes with one fence and no "
-   "arrival counter (off: as a grid does)"},
+   "GPU fcollect/alltoall: a call of one block (16 KiB per PE and less by default) completes with one fence and no "
+   "arrival counter; GPU reductions of W x bytes <= 32 KiB take one exchange (off: as a grid does, two exchanges)"},
   {"SHOAL_COLL_GPU_PDL", ENV_ENUM, "auto", F(coll_gpu_pdl), "auto|off",
    "GPU fcollect/alltoall: calls of at most 8 blocks are launched with programmatic dependent launch (CUDA, sm_90 and "
    "later), so that they start while the stream's previous kernel ends"},

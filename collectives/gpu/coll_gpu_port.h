@@ -13,6 +13,7 @@
 
 #if defined(SHOAL_COLL_GPU_EMULATE)
 #include <sched.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <time.h>
 #define __global__
@@ -31,6 +32,7 @@ inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 inline unsigned atomicExch(unsigned *p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 extern char *shoal_emu_dyn_shared; /* the launch's dynamic shared memory */
+extern unsigned shoal_emu_ll_lag_us; /* the test's lag of thread 0 between a one-exchange call's writes and reads */
 #define SHOAL_DYN_SHARED(type, name) type *name = (type *)shoal_emu_dyn_shared
 namespace shoal_port {
 inline void st_release_sys(unsigned long long *p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
@@ -45,6 +47,14 @@ inline unsigned long long clock_ns() {
   return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
 }
 inline void pause() { sched_yield(); }
+inline void st_rec(unsigned long long *p, unsigned long long a, unsigned long long b) {
+  __atomic_store_n(p, a, __ATOMIC_RELAXED);
+  __atomic_store_n(p + 1, b, __ATOMIC_RELAXED);
+}
+inline void ld_rec(const unsigned long long *p, unsigned long long &a, unsigned long long &b) {
+  a = __atomic_load_n(p, __ATOMIC_RELAXED);
+  b = __atomic_load_n(p + 1, __ATOMIC_RELAXED);
+}
 } // namespace shoal_port
 #else
 #define SHOAL_DYN_SHARED(type, name) extern __shared__ type name[]
@@ -138,6 +148,31 @@ __device__ __forceinline__ void st_relaxed_gpu(unsigned long long *p, unsigned l
   asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 #else
   (void)p, (void)v;
+#endif
+}
+
+/* A one-exchange record (coll_gpu_reduce.h): two 8-byte words, each carrying its own tag, stored and loaded as one
+ * 16-byte access where the ISA has it. Each word is single-copy atomic; the pair need not be (the reader checks both
+ * tags). Volatile (relaxed, system scope, no L1 on the reader's side): the tag in the word orders its data. */
+__device__ __forceinline__ void st_rec(unsigned long long *p, unsigned long long a, unsigned long long b) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  __hip_atomic_store(p, a, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+  __hip_atomic_store(p + 1, b, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+#elif defined(__CUDA_ARCH__)
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
+#else
+  (void)p, (void)a, (void)b;
+#endif
+}
+__device__ __forceinline__ void ld_rec(const unsigned long long *p, unsigned long long &a, unsigned long long &b) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  a = __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+  b = __hip_atomic_load(p + 1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+#elif defined(__CUDA_ARCH__)
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+#else
+  (void)p;
+  a = b = 0;
 #endif
 }
 

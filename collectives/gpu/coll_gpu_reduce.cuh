@@ -144,8 +144,10 @@ template <> __host__ __device__ __forceinline__ cf64 apply<SHOAL_RED_PROD, cf64>
 struct rparams {
   params c;
   size_t src_off, nelems;
+  size_t ll_off, ll_half; /* red_ll_kernel: the scratch (shoal_coll_gpu_red_args_t) */
   int entry; /* 1: this (one-block) kernel runs the entry exchange before its data */
 };
+enum { VAR_LL = 2 }; /* rpick's variant for red_ll_kernel */
 
 /* Slice of PE me: whole vectors [lo, hi) of nv. */
 __device__ __forceinline__ void slice(size_t nv, int me, int npes, size_t *lo, size_t *hi) {
@@ -300,6 +302,117 @@ __global__ void __launch_bounds__(NT, 1) red_kernel(rparams p) {
   if (last) shoal_cg::signal_and_wait(p.c, epoch);
 }
 
+/* Tag of epoch e's one-exchange records: never 0 (the zeroed scratch); period 2^32 - 1 epochs. */
+__host__ __device__ __forceinline__ unsigned ll_tag(unsigned long long e) { return 1u + (unsigned)(e % 0xffffffffull); }
+
+/* The one-exchange call (coll_gpu_reduce.h; one block): records of this PE's source into its row of every peer's
+ * scratch half e % 2, its own source into its row of the staging (shared memory, [npes][rv] 16-byte vectors); then the
+ * peers' records, polled until their tags are this call's, into their rows; then each vector reduced over the rows in
+ * PE order and stored into this PE's dest (the tail vector element by element). */
+template <int OP, typename T>
+__global__ void __launch_bounds__(NT, 1) red_ll_kernel(rparams p) {
+  SHOAL_DYN_SHARED(uint4, stage);
+  typedef tr<T> R;
+  typedef typename R::acc A;
+  constexpr int E = sizeof(uint4) / sizeof(T) ? sizeof(uint4) / sizeof(T) : 1;
+  pdl_entry();
+  const params &c = p.c;
+  const int npes = c.npes, me = c.me;
+  const size_t nb = c.nbytes, nw = (nb + 7) / 8, rv = (nb + 15) / 16, bt = blockDim.x;
+  __shared__ unsigned long long epoch_s;
+  if (threadIdx.x == 0) {
+    shoal_cg::wait_turn(c);
+    epoch_s = c.sync->epoch + 1;
+  }
+  __syncthreads();
+  const unsigned long long e = epoch_s, tag = (unsigned long long)ll_tag(e) << 32, lo32 = 0xffffffffull;
+  const size_t half = (size_t)(e & 1) * p.ll_half;
+  const char *src = c.peer_base[me] + p.src_off;
+  unsigned long long *st64 = (unsigned long long *)stage;
+  for (size_t w = threadIdx.x; w < nw; w += bt) {
+    unsigned long long v = 0;
+    if (8 * w + 8 <= nb) v = ((const unsigned long long *)src)[w];
+    else memcpy(&v, src + 8 * w, nb - 8 * w);
+    st64[(size_t)me * 2 * rv + w] = v;
+    const unsigned long long a = (v & lo32) | tag, b = (v >> 32) | tag;
+    for (int k = 0; k < npes - 1; k++) {
+      char *row = c.peer_base[shoal_cg::rot(me, k, npes)] + p.ll_off + half;
+      shoal_port::st_rec((unsigned long long *)row + ((size_t)me * nw + w) * 2, a, b);
+    }
+  }
+#ifdef SHOAL_COLL_GPU_EMULATE
+  if (shoal_emu_ll_lag_us && threadIdx.x == 0) usleep(shoal_emu_ll_lag_us); /* a slow reader (the test's) */
+#endif
+  const unsigned long long *mine = (const unsigned long long *)(c.peer_base[me] + p.ll_off + half);
+  const size_t items = (size_t)(npes - 1) * nw;
+  constexpr int B = 4; /* records whose loads are in flight together per thread */
+#pragma unroll 1
+  for (size_t i0 = threadIdx.x; i0 < items; i0 += bt * B) {
+    unsigned long long a[B], b[B];
+    size_t at[B];
+    int from[B];
+#pragma unroll
+    for (int j = 0; j < B; j++) {
+      const size_t i = i0 + (size_t)j * bt;
+      if (i >= items) break;
+      const int k = (int)(i / nw);
+      from[j] = shoal_cg::rot(me, k, npes);
+      at[j] = (size_t)from[j] * nw + (i - (size_t)k * nw);
+      shoal_port::ld_rec(mine + at[j] * 2, a[j], b[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < B; j++) {
+      if (i0 + (size_t)j * bt >= items) break;
+      unsigned long long t0 = 0;
+      unsigned spins = 0;
+      while ((a[j] & ~lo32) != tag || (b[j] & ~lo32) != tag) {
+        if (++spins > 32) shoal_port::pause(); /* a late peer: poll less often (on a CPU emulation: let it run) */
+        if (c.timeout_ns) { /* one timeout per call: a thread that sees another's gives up at once */
+          if (*(volatile unsigned *)&c.sync->blocks & SHOAL_COLL_GPU_TIMED_OUT) break;
+          const unsigned long long now = shoal_port::clock_ns();
+          if (!t0) t0 = now;
+          else if (now - t0 > c.timeout_ns) {
+            atomicExch(&c.sync->blocks, SHOAL_COLL_GPU_TIMED_OUT | (unsigned)from[j]);
+            break;
+          }
+        }
+        shoal_port::ld_rec(mine + at[j] * 2, a[j], b[j]);
+      }
+      const size_t w = at[j] - (size_t)from[j] * nw;
+      st64[(size_t)from[j] * 2 * rv + w] = (a[j] & lo32) | (b[j] << 32);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) shoal_cg::set_epoch(c, e); /* every peer's records read: this PE has passed epoch e */
+  char *dst = c.peer_base[me] + c.dst_off;
+  const size_t nv = nb / 16;
+  for (size_t v = threadIdx.x; v < rv; v += bt) {
+    A acc[E];
+    T el[E];
+    uint4 x = stage[v];
+    memcpy(el, &x, sizeof el);
+#pragma unroll
+    for (int q = 0; q < E; q++) acc[q] = R::in(el[q]);
+    for (int k = 1; k < npes; k++) {
+      x = stage[(size_t)k * rv + v];
+      memcpy(el, &x, sizeof el);
+#pragma unroll
+      for (int q = 0; q < E; q++) acc[q] = apply<OP, A>(acc[q], R::in(el[q]));
+    }
+    T o[E];
+#pragma unroll
+    for (int q = 0; q < E; q++) o[q] = R::out(acc[q]);
+    if (v < nv) {
+      uint4 y;
+      memcpy(&y, o, sizeof y);
+      ((uint4 *)dst)[v] = y;
+    } else {
+      const size_t ne = (nb - 16 * v) / sizeof(T);
+      for (size_t q = 0; q < ne; q++) ((T *)dst)[v * E + q] = o[q];
+    }
+  }
+}
+
 #ifndef SHOAL_COLL_GPU_REDUCE_NO_PICK /* (units that only use the device functions: no grid kernels instantiated) */
 /* Kernel selection. wclass: 2, 4, 8 (SUM, HOISTED, 16-byte path only) or 0; vec 16 or the element size. The signed
  * integer types reach the kernels only for min and max (the others are the same bits as unsigned: red_type). */
@@ -320,6 +433,7 @@ template <int OP, typename T, int VAR> rkernel_fn pick_rw(int wclass, int vec) {
   return red_kernel<OP, T, VAR, 0, uint4>;
 }
 template <int OP, typename T> rkernel_fn pick_rv(int var, int wclass, int vec) {
+  if (var == VAR_LL) return red_ll_kernel<OP, T>;
   return var == shoal_cg::VAR_NAIVE ? pick_rw<OP, T, shoal_cg::VAR_NAIVE>(wclass, vec)
                                     : pick_rw<OP, T, shoal_cg::VAR_HOISTED>(wclass, vec);
 }

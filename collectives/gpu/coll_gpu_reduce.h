@@ -11,6 +11,18 @@
  * one-block kernel before the data grid (or in the data kernel itself when its grid is one block), so that no block
  * of the grid spins while a peer's grid waits for multiprocessors. wait = 0: data only; the caller runs a host barrier
  * before and after (stream synchronized).
+ *
+ * One exchange (small calls, shoal_coll_gpu_reduce_epochs() == 1): where the caller gives a scratch area (ll_off,
+ * ll_half) and the whole call fits it, every PE writes its source into its row of every peer's scratch as records
+ * of 16 bytes, each two 8-byte words of 4 data bytes and a 4-byte tag of the call's epoch (one store per word, so a
+ * record is seen whole or not at all: no fence, no flag), then polls its own scratch until every peer's records carry
+ * the tag, and reduces locally into its own dest (PE order 0 .. W-1, the same bits as the two-exchange path). Dest is
+ * written by its owner only and the source is read by its owner only, so the call needs no entry and no exit
+ * exchange. Scratch halves alternate by epoch parity: a PE writes half e % 2 of a peer only after it saw every peer
+ * reach epoch e - 1, which each peer did after it finished reading that half in call e - 2. Not taken with args.after
+ * (calls on several streams) or wait = 0. A caller that follows such a call with one that stores into peers' memory
+ * without an entry exchange (fcollect, alltoall, broadcast: coll_gpu.h) launches shoal_coll_gpu_entry_launch first:
+ * a peer may still be writing its dest.
  */
 #ifndef SHOAL_COLL_GPU_REDUCE_H
 #define SHOAL_COLL_GPU_REDUCE_H
@@ -77,14 +89,27 @@ typedef struct shoal_coll_gpu_red_args {
   int wait, one_gpu;
   uint64_t timeout_ns;
   unsigned long long after;   /* as shoal_coll_gpu_args_t's: calls before this one on another stream (epochs) */
+  size_t ll_off;           /* offset in every heap of the one-exchange scratch: 2 halves of ll_half bytes, zeroed
+                              when the flags are; ll_half = 0: no one-exchange path */
+  size_t ll_half;          /* bytes of one half, a multiple of 16 (SHOAL_COLL_GPU_LL_HALF) */
   shoal_coll_gpu_cfg_t cfg; /* variant, sms, tile (bytes per tile of a slice, multiple of 16), scope; group, pipe
                                unused (a chunk's result is stored to every PE together) */
 } shoal_coll_gpu_red_args_t;
 
+#define SHOAL_COLL_GPU_LL_HALF ((size_t)64 << 10) /* the runtime's scratch half: one exchange while W x 2 x (bytes
+                                                       rounded up to 8) fits, e.g. 4 KiB at W <= 8 */
+#define SHOAL_COLL_GPU_LL_SMEM ((size_t)48 << 10)  /* and the staging of W rows fits a block's shared memory */
+
 /* Enqueue one reduction on stream. 0, -3 for a bad argument (message in err: the argument and why), -1 for a failed
  * launch. */
 int shoal_coll_gpu_reduce_launch(const shoal_coll_gpu_red_args_t *a, void *stream, char *err, size_t errlen);
-/* Name of the kernel a call would run, e.g. "reduce_sum_f32_hoisted_w4_v16". */
+/* Epochs of the flags a call takes: 0 (wait = 0, one PE or nothing to do), 1 (one exchange) or 2; -3 for a bad
+ * argument. */
+int shoal_coll_gpu_reduce_epochs(const shoal_coll_gpu_red_args_t *a);
+/* Enqueue an entry exchange alone (one epoch of a's flags: every PE has entered; a.after honoured; one block), for a
+ * call that follows a one-exchange reduction and stores into peers. 0, -3 (bad argument), -1 (failed launch). */
+int shoal_coll_gpu_entry_launch(const shoal_coll_gpu_args_t *a, void *stream, char *err, size_t errlen);
+/* Name of the kernel a call would run, e.g. "reduce_sum_f32_hoisted_w4_v16" ("reduce_sum_f32_ll" for one exchange). */
 void shoal_coll_gpu_reduce_kernel_name(const shoal_coll_gpu_red_args_t *a, char *buf, size_t len);
 /* Names for messages. */
 static inline const char *shoal_red_op_name(int op) {

@@ -3,7 +3,8 @@
  * shmem_TYPENAME_OP_reduce on device-heap buffers (collectives/coll_reduce.c calls shoal_coll_gpu_reduce first) and
  * the stream-ordered shmemx_TYPENAME_OP_reduce_on_stream, shmemx_half_OP_reduce_on_stream and
  * shmemx_bfloat16_OP_reduce_on_stream. The team's slot, flags and completion are coll_gpu_shmem.c's
- * (shoal_coll_gpu_slot_begin / _end): a reduction takes two epochs of the slot, a fcollect one.
+ * (shoal_coll_gpu_slot_begin / _end): a reduction takes two epochs of the slot (one with the one-exchange kernel of
+ * small calls, whose scratch is the slot's: shoal_coll_gpu_slot_scratch), a fcollect one.
  */
 #include "coll.h"
 #include "heap_gpu.h"
@@ -17,7 +18,8 @@
 #endif
 
 void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routine, shoal_coll_gpu_args_t *a, void **s);
-void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, int epochs, const char *routine);
+void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, int epochs, bool ll, const char *routine);
+void shoal_coll_gpu_slot_scratch(const shoal_team_t *t, size_t *off, size_t *half);
 
 int shoal_coll_gpu_reduce(shoal_team_t *t, void *dest, const void *source, size_t nelems, int type, int op,
                           void *stream, const char *routine) {
@@ -59,6 +61,8 @@ int shoal_coll_gpu_reduce(shoal_team_t *t, void *dest, const void *source, size_
   a.one_gpu = g.one_gpu;
   a.cfg = g.cfg;
   a.after = g.after;
+  shoal_coll_gpu_slot_scratch(t, &a.ll_off, &a.ll_half);
+  int epochs = 2;
 #if SHOAL_HAVE_COLL_GPU
   if (!a.wait) { /* the host-side entry: every PE's source written (its stream drained), then a team barrier */
     if (shoal_gpu_ops.stream_sync(s)) shoal_fatal(routine, "cannot synchronize stream %p", s);
@@ -66,10 +70,11 @@ int shoal_coll_gpu_reduce(shoal_team_t *t, void *dest, const void *source, size_
   }
   char err[256];
   if (shoal_coll_gpu_reduce_launch(&a, s, err, sizeof err)) shoal_fatal(routine, "%s", err);
+  epochs = shoal_coll_gpu_reduce_epochs(&a);
 #else
   (void)a; /* not reached: without the kernels slot_begin is fatal */
 #endif
-  shoal_coll_gpu_slot_end(t, s, stream, 2, routine);
+  shoal_coll_gpu_slot_end(t, s, stream, epochs, epochs == 1, routine);
   return SHOAL_OK;
 }
 

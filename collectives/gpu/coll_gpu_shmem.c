@@ -10,6 +10,7 @@
  *   sync   [2 SLOTS]               per slot, the completion counter and epoch of each row (local contents)
  *   bar_epoch [SLOTS] u64          per slot, this PE's device barrier count (local)
  *   team_slot [SHOAL_TEAM_POOL]    slot of each team object (by its index in shoal_team_pool; -1: none), for kernels
+ *   ll [SLOTS][2][LL_HALF]         per slot, the one-exchange reductions' scratch (coll_gpu_reduce.h), written by peers
  * WORLD's and SHARED's slots are set up here; a split team's at its creation (shoal_coll_gpu_team_made: the split is
  * collective, so every member resets its flags, table and epochs, then the parent syncs), never lazily: kernels
  * cannot set a slot up, and teams that reuse a slot must start from equal epochs and clean flags.
@@ -46,7 +47,10 @@ static struct {
   void *ev[SHOAL_TEAM_SLOTS]; /* per slot: recorded when its team is destroyed with a launch pending (created then) */
   bool ev_set[SHOAL_TEAM_SLOTS];
   void *last[SHOAL_TEAM_SLOTS]; /* per slot: the stream of its last launch (NULL: none since armed) */
-  unsigned long long issued[SHOAL_TEAM_SLOTS]; /* per slot: epochs launched (fcollect 1, reduction 2) */
+  unsigned long long issued[SHOAL_TEAM_SLOTS]; /* per slot: epochs launched (fcollect 1, reduction 2 or 1) */
+  bool prev_ll[SHOAL_TEAM_SLOTS]; /* per slot: the last call was a one-exchange reduction (a peer may still be
+                                     writing its dest: a call that stores into peers runs an entry exchange first) */
+  size_t ll_off;              /* offset of the slots' one-exchange scratch from the device heap base */
   int wait;                   /* 1: completion in the kernel; 0: host barrier */
   int one_gpu;                /* every PE shares this GPU: device-scope completion suffices */
   shoal_coll_gpu_cfg_t cfg;
@@ -55,11 +59,14 @@ static struct {
 #define BAR_BYTES 128 /* per slot: SHMEMX_DEVICE_BAR_ROUNDS flags */
 static shoal_status_t slot_setup(shoal_team_t *t, const shmemx_device_state_t *st);
 
-size_t shoal_coll_gpu_area_bytes(int npes) {
-  return (size_t)2 * SHOAL_TEAM_SLOTS * npes * 8 + (size_t)SHOAL_TEAM_SLOTS * BAR_BYTES +
-         (size_t)SHOAL_TEAM_SLOTS * npes * sizeof(char *) + 2 * SHOAL_TEAM_SLOTS * sizeof(shoal_coll_gpu_sync_t) +
-         SHOAL_TEAM_SLOTS * sizeof(uint64_t) + SHOAL_TEAM_POOL * sizeof(int32_t);
+static size_t area_head(int npes) { /* everything before the scratch, rounded to 16 bytes */
+  const size_t b = (size_t)2 * SHOAL_TEAM_SLOTS * npes * 8 + (size_t)SHOAL_TEAM_SLOTS * BAR_BYTES +
+                   (size_t)SHOAL_TEAM_SLOTS * npes * sizeof(char *) + 2 * SHOAL_TEAM_SLOTS * sizeof(shoal_coll_gpu_sync_t) +
+                   SHOAL_TEAM_SLOTS * sizeof(uint64_t) + SHOAL_TEAM_POOL * sizeof(int32_t);
+  return (b + 15) / 16 * 16;
 }
+#define LL_SLOT_BYTES (2 * SHOAL_COLL_GPU_LL_HALF)
+size_t shoal_coll_gpu_area_bytes(int npes) { return area_head(npes) + (size_t)SHOAL_TEAM_SLOTS * LL_SLOT_BYTES; }
 
 /* Does this process share its GPU through MPS (then the PEs' kernels run concurrently)? The driver's answer where it
  * gives one (CUDA 12.4+); else whether an MPS control pipe exists (a pipe left behind by a stopped daemon fools this
@@ -105,6 +112,7 @@ int shoal_coll_gpu_init(void) {
   C.sync = (shoal_coll_gpu_sync_t *)((char *)C.tables + (size_t)SHOAL_TEAM_SLOTS * n * sizeof(char *));
   C.bar_epoch = (uint64_t *)(C.sync + 2 * SHOAL_TEAM_SLOTS);
   C.team_slot = (int32_t *)(C.bar_epoch + SHOAL_TEAM_SLOTS);
+  C.ll_off = C.flags_off + area_head(n);
   shoal_gpu_memset(C.area, 0, bytes);
   if (shoal_gpu_ops.stream_create(&C.stream)) return SHOAL_ERR;
   int32_t none[SHOAL_TEAM_POOL];
@@ -165,6 +173,8 @@ static shoal_status_t slot_setup(shoal_team_t *t, const shmemx_device_state_t *s
   if (!rc) rc = shoal_gpu_ops.memcpy(&C.sync[slot], &zero[0], sizeof zero[0], C.stream);
   if (!rc) rc = shoal_gpu_ops.memcpy(&C.sync[SHOAL_TEAM_SLOTS + slot], &zero[1], sizeof zero[1], C.stream);
   if (!rc) rc = shoal_gpu_ops.memset(&C.bar_epoch[slot], 0, sizeof C.bar_epoch[slot], C.stream);
+  /* epochs restart from 0: records of the slot's last team would carry this team's first tags */
+  if (!rc) rc = shoal_gpu_ops.memset(st->heap_base + C.ll_off + (size_t)slot * LL_SLOT_BYTES, 0, LL_SLOT_BYTES, C.stream);
   if (!rc) rc = shoal_gpu_ops.memcpy(&C.team_slot[t - shoal_team_pool], &s32, sizeof s32, C.stream);
   if (!rc) rc = shoal_gpu_ops.stream_sync(C.stream); /* bases and s32 are read by the copies */
   free(bases);
@@ -185,6 +195,7 @@ void shoal_coll_gpu_team_made(shoal_team_t *parent, shoal_team_t *const *made, i
     C.ev_set[t->slot] = false;
     C.last[t->slot] = NULL;
     C.issued[t->slot] = 0;
+    C.prev_ll[t->slot] = false;
     if (slot_setup(t, st))
       shoal_fatal(routine, "cannot set up the GPU collective state of team slot %d", t->slot);
   }
@@ -223,12 +234,19 @@ void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routin
   a->after = C.wait && C.last[slot] && C.last[slot] != *s ? C.issued[slot] : 0;
 }
 
+/* The one-exchange scratch of t's slot, for a reduction's args (coll_gpu_reduce_shmem.c). */
+void shoal_coll_gpu_slot_scratch(const shoal_team_t *t, size_t *off, size_t *half) {
+  *off = C.ll_off + (size_t)t->slot * LL_SLOT_BYTES;
+  *half = SHOAL_COLL_GPU_LL_HALF;
+}
+
 /* After the launch on s of a call that takes `epochs` epochs of the slot (fcollect, alltoall, broadcast 1; a
- * reduction 2): for a blocking call (stream NULL) or the host-side completion the stream synchronized (and the team
- * barrier). */
-void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, int epochs, const char *routine) {
+ * reduction 2, or 1 with one exchange: ll): for a blocking call (stream NULL) or the host-side completion the stream
+ * synchronized (and the team barrier). */
+void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, int epochs, bool ll, const char *routine) {
   const int slot = t->slot;
   C.last[slot] = s;
+  C.prev_ll[slot] = ll;
   C.issued[slot] += C.wait && t->size > 1 ? (unsigned long long)epochs : 0;
   if (!stream || !C.wait) {
     if (shoal_gpu_ops.stream_sync(s)) shoal_fatal(routine, "the collective kernel failed (stream %p)", s);
@@ -264,12 +282,18 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
   a.root = root;
 #if SHOAL_HAVE_COLL_GPU
   char err[256];
+  int epochs = 1;
+  if (C.prev_ll[t->slot] && a.wait && a.npes > 1) { /* this kernel stores into peers that may still write their dest */
+    if (shoal_coll_gpu_entry_launch(&a, s, err, sizeof err)) shoal_fatal(routine, "%s", err);
+    a.after = 0; /* the entry waited its turn; this kernel follows it on s */
+    epochs = 2;
+  }
   if (shoal_coll_gpu_launch(&a, s, err, sizeof err)) shoal_fatal(routine, "%s", err);
 #else
   (void)a; /* not reached: without the kernels slot_begin is fatal; the #if keeps their symbol out */
   return SHOAL_ERR_NOSYS;
 #endif
-  shoal_coll_gpu_slot_end(t, s, stream, 1, routine);
+  shoal_coll_gpu_slot_end(t, s, stream, epochs, false, routine);
   return SHOAL_OK;
 }
 

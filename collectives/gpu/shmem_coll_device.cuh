@@ -39,7 +39,7 @@ __device__ inline void shoal_coll_block_run(const shoal_d_cteam &c, void *dest, 
                                             bool bcast, int root) {
   __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
   __shared__ unsigned long long epoch;
-  shoal_cg::params p;
+  shoal_cg::params p = {}; /* every field not set below is 0 (after, root, small) */
   p.peer_base = c.base;
   p.src = (const char *)source;
   p.dst_off = (size_t)((char *)dest - shoal_dstate.heap_base);

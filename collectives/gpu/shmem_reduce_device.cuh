@@ -45,7 +45,7 @@ __device__ inline int reduce_block(const char *routine, shmem_team_t team, void 
   const shoal_d_cteam c = shoal_d_cteam_of(team, routine); /* any live team; else one line and the kernel stops */
   __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
   __shared__ unsigned long long epoch;
-  shoal_cr::rparams p;
+  shoal_cr::rparams p = {}; /* every field not set below is 0 (after, ll_off, ...) */
   p.c.peer_base = c.base;
   p.c.src = nullptr;
   p.c.dst_off = (size_t)((char *)dest - shoal_dstate.heap_base);

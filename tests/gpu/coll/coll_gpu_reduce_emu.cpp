@@ -27,6 +27,7 @@
 thread_local shoal_emu_dim threadIdx, blockIdx;
 shoal_emu_dim blockDim, gridDim;
 char *shoal_emu_dyn_shared;
+unsigned shoal_emu_ll_lag_us;
 static std::barrier<> *emu_bar;
 void __syncthreads(void) { emu_bar->arrive_and_wait(); }
 
@@ -57,6 +58,9 @@ void run_grid(unsigned grid, unsigned threads, size_t shmem, const std::function
   }
 }
 
+int last_epochs, last_ll; /* of the last emu_launch: epochs it took, whether it was the one-exchange kernel */
+unsigned long long ll_calls;
+
 /* shoal_coll_gpu_reduce_launch's body on the emulated GPU. */
 int emu_launch(const shoal_coll_gpu_red_args_t *a, char *err, size_t errlen) {
   rplan pl;
@@ -77,9 +81,13 @@ int emu_launch(const shoal_coll_gpu_red_args_t *a, char *err, size_t errlen) {
   p.c.gpu_scope = pl.gpu_scope;
   p.src_off = a->src_off;
   p.nelems = a->nelems;
-  p.entry = p.c.wait && !pl.entry_kernel;
+  p.ll_off = a->ll_off;
+  p.ll_half = a->ll_half;
+  p.entry = p.c.wait && !pl.entry_kernel && !pl.ll;
+  last_epochs = !p.c.wait ? 0 : pl.ll ? 1 : 2;
+  last_ll = pl.ll;
   if (pl.entry_kernel) run_grid(1, 8, 0, [&] { red_entry_kernel<0>(p.c); });
-  rkernel_fn k = rpick(a->type, a->op, a->cfg.variant, pl.wclass, pl.vec);
+  rkernel_fn k = rpick(a->type, a->op, pl.ll ? VAR_LL : a->cfg.variant, pl.wclass, pl.vec);
   run_grid(pl.grid, NT, pl.shmem, [&] { k(p); });
   return 0;
 }
@@ -108,7 +116,8 @@ struct tcase {
   size_t shift; /* bytes added to src and dst offsets (a multiple of the element size; not 16: the element path) */
 };
 
-const size_t FLAG_AREA = 4096, REGION = 1 << 20, GUARD_BYTES = 64;
+/* heap: flags | one-exchange scratch (2 halves: calls of W x 2 x bytes <= LL_HALF take it) | data */
+const size_t LL_OFF = 4096, LL_HALF = 16384, FLAG_AREA = LL_OFF + 2 * LL_HALF, REGION = 1 << 20, GUARD_BYTES = 64;
 const int GUARD = 0x5a;
 char **table;
 char *heaps;
@@ -153,6 +162,8 @@ int launch(const tcase &c, size_t base, uint64_t timeout_ns) {
   a.cfg.variant = c.variant;
   a.cfg.sms = c.sms;
   a.cfg.tile = c.tile;
+  a.ll_off = LL_OFF;
+  a.ll_half = LL_HALF;
   char err[256];
   if (emu_launch(&a, err, sizeof err)) {
     fprintf(stderr, "emu: PE %d: %s\n", me, err);
@@ -176,6 +187,57 @@ size_t check(const tcase &c, size_t base, const std::vector<char> &exp) {
   if (syncs[me].blocks) {
     fprintf(stderr, "  %s: PE %d: block counter %#x after the call\n", l, me, syncs[me].blocks);
     bad++;
+  }
+  return bad;
+}
+
+/* A one-exchange reduction into D, then a fcollect into D (a fcollect stores into its peers without an entry
+ * exchange): PE 0 stores its reduction result late, and the others, done with the reduction as soon as they have
+ * PE 0's records, must not store their fcollect blocks into PE 0's D before that. The runtime (coll_gpu_shmem.c) runs
+ * an entry exchange between the two (shoal_coll_gpu_entry_launch), as here. 1: a failure. */
+unsigned long long ll_then_fcollect(uint64_t seed, unsigned long long &epochs) {
+  const size_t m = 64; /* fcollect bytes per PE; the reduction's dest is the fcollect's W x m */
+  tcase c = {SHOAL_RT_U32, SHOAL_RED_SUM, SHOAL_COLL_GPU_HOISTED, 0, 0, (size_t)W * m / 4, 1, 0, 0};
+  std::vector<char> exp;
+  prepare(c, seed + 77, FLAG_AREA, exp);
+  char *h = heaps + (size_t)me * heap_bytes;
+  const size_t s_off = FLAG_AREA + 2 * REGION; /* the fcollect's source */
+  for (size_t i = 0; i < m; i++) h[s_off + i] = (char)(me * 31 + i);
+  host_barrier();
+  shoal_emu_ll_lag_us = me == 0 ? 20000 : 0;
+  if (launch(c, FLAG_AREA, 5000000000ull)) exit(1);
+  shoal_emu_ll_lag_us = 0;
+  unsigned long long bad = !last_ll;
+  epochs += last_epochs;
+  shoal_cg::params p;
+  memset(&p, 0, sizeof p);
+  p.peer_base = table;
+  p.sync = &syncs[me];
+  p.me = me;
+  p.npes = W;
+  p.wait = 1;
+  p.small = 1;
+  p.timeout_ns = 5000000000ull;
+  run_grid(1, 8, 0, [&] { red_entry_kernel<0>(p); });
+  epochs++;
+  p.src = h + s_off;
+  p.dst_off = dst_off_of(c, FLAG_AREA);
+  p.nbytes = m;
+  p.tile = m;
+  run_grid(1, NT, (size_t)W * sizeof(char *), [&] {
+    shoal_cg::coll_kernel<shoal_cg::OP_FCOLLECT, shoal_cg::VAR_HOISTED, 0, 1, unsigned char, 0>(p);
+  });
+  epochs++;
+  for (int q = 0; q < W; q++)
+    for (size_t i = 0; i < m; i++)
+      if (h[p.dst_off + (size_t)q * m + i] != (char)(q * 31 + i)) {
+        if (!bad) fprintf(stderr, "FAIL PE %d: fcollect after a one-exchange call: block of PE %d byte %zu\n", me, q, i);
+        bad = 1;
+      }
+  if (syncs[me].blocks || syncs[me].epoch != epochs) {
+    fprintf(stderr, "FAIL PE %d: fcollect after a one-exchange call: counter %#x, epoch %llu of %llu\n", me,
+            syncs[me].blocks, syncs[me].epoch, epochs);
+    bad = 1;
   }
   return bad;
 }
@@ -208,7 +270,8 @@ void run_pe(uint64_t seed) {
     prepare(c, s, FLAG_AREA, exp);
     host_barrier();
     if (launch(c, FLAG_AREA, 0)) exit(1);
-    epochs += c.wait && W > 1 ? 2 : 0;
+    epochs += W > 1 ? last_epochs : 0;
+    ll_calls += last_ll;
     if (!c.wait) host_barrier();
     size_t bad = check(c, FLAG_AREA, exp);
     if (bad) {
@@ -222,18 +285,38 @@ void run_pe(uint64_t seed) {
   }
   /* Back-to-back: the entry exchange alone keeps a fast PE from overwriting a source a peer still reads (each call
    * in place on the previous call's output would show it) and from storing into a dest still being checked. */
-  const size_t nb2b = 5, area = 2 * REGION + 4096;
+  /* Calls 5 .. 10 are small (one exchange): the scratch halves alternate, and a fast PE's records of call i + 2 must
+   * not land in a half a slow PE still reads for call i; calls 8 and 9 mix in the two-exchange path (naive). */
+  const size_t nb2b = 11, area = 2 * REGION + 4096;
   std::vector<std::vector<char>> exps(nb2b);
   std::vector<tcase> seq;
   for (size_t i = 0; i < nb2b; i++) {
-    seq.push_back({(int)(i % 2 ? SHOAL_RT_F32 : SHOAL_RT_U32), SHOAL_RED_SUM, (int)(i % 2), (int)(i % 3), 0,
-                   2000 - 97 * i, 1, 0, 0});
+    if (i < 5)
+      seq.push_back({(int)(i % 2 ? SHOAL_RT_F32 : SHOAL_RT_U32), SHOAL_RED_SUM, (int)(i % 2), (int)(i % 3), 0,
+                     2000 - 97 * i, 1, 0, 0});
+    else
+      seq.push_back({(int)(i % 2 ? SHOAL_RT_F32 : SHOAL_RT_U16), i % 3 ? SHOAL_RED_SUM : SHOAL_RED_MAX,
+                     i == 8 || i == 9 ? SHOAL_COLL_GPU_NAIVE : SHOAL_COLL_GPU_HOISTED, 0, 0, 40 + 13 * i, 1,
+                     (int)(i % 2), 0});
     prepare(seq[i], seed + 1000 + i, FLAG_AREA + i * area, exps[i]);
   }
   host_barrier();
+  unsigned long long b2b_ll = 0;
   for (size_t i = 0; i < nb2b; i++) {
-    if (launch(seq[i], FLAG_AREA + i * area, 0)) exit(1);
-    epochs += W > 1 ? 2 : 0;
+    /* PE 0 reads late: the others run ahead into the next call's writes (a wait past 5 s is a failure) */
+    shoal_emu_ll_lag_us = me == 0 && i >= 5 ? 3000 : 0;
+    if (launch(seq[i], FLAG_AREA + i * area, 5000000000ull)) exit(1);
+    epochs += W > 1 ? last_epochs : 0;
+    b2b_ll += last_ll;
+  }
+  shoal_emu_ll_lag_us = 0;
+  if (W > 1 && b2b_ll != 4) {
+    fprintf(stderr, "FAIL PE %d: %llu of the back-to-back calls took the one exchange, expected 4\n", me, b2b_ll);
+    fails++;
+  }
+  if (W > 1 && !ll_calls) {
+    fprintf(stderr, "FAIL PE %d: no case took the one exchange\n", me);
+    fails++;
   }
   for (size_t i = 0; i < nb2b; i++) {
     size_t bad = check(seq[i], FLAG_AREA + i * area, exps[i]);
@@ -246,6 +329,11 @@ void run_pe(uint64_t seed) {
     fails++;
   }
   checked++;
+  host_barrier();
+  if (W > 1) { /* a one-exchange call, then a fcollect into the same dest, as the runtime runs them */
+    fails += ll_then_fcollect(seed, epochs);
+    checked++;
+  }
   host_barrier();
   if (W > 1) { /* the last PE stays away: the others give up in the entry exchange and name it */
     tcase c = {SHOAL_RT_F32, SHOAL_RED_SUM, SHOAL_COLL_GPU_HOISTED, 1, 0, 100, 1, 0, 0};
@@ -283,7 +371,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "emu: -W %d out of range [1, 64]\n", W);
     return 2;
   }
-  heap_bytes = FLAG_AREA + 5 * (2 * REGION + 4096) + 4096;
+  heap_bytes = FLAG_AREA + 11 * (2 * REGION + 4096) + 4096;
   const size_t total = sizeof(shared_state) + 4096 + W * sizeof(char *) + W * sizeof(shoal_coll_gpu_sync_t) + 4096 +
                        (size_t)W * heap_bytes;
   char *m = (char *)mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -70,8 +70,13 @@ std::vector<tcase> make_cases(int W, bool quick, size_t big, const char *dump, i
   return cs;
 }
 
-const size_t NB2B = 6, B2B_N = 70000;
+/* Calls 6 .. 11 are small: the one exchange (hoisted) back to back, its scratch halves alternating, with two
+ * two-exchange calls (naive) in between. */
+const size_t NB2B = 12, B2B_N = 70000;
 tcase b2b_case(size_t i) {
+  if (i >= 6)
+    return {(int)(i % 2 ? SHOAL_RT_F32 : SHOAL_RT_BF16), SHOAL_RED_SUM,
+            i == 8 || i == 9 ? SHOAL_COLL_GPU_NAIVE : SHOAL_COLL_GPU_HOISTED, 0, 0, 300 + 37 * i, 1, 0, 0};
   return {(int)(i % 2 ? SHOAL_RT_F32 : SHOAL_RT_BF16), SHOAL_RED_SUM, (int)((i / 2) % 2), 0, 0, B2B_N - 977 * i, 1, 0, 0};
 }
 
@@ -128,7 +133,7 @@ int main(int argc, char **argv) {
     char *host = nullptr;
     CK(SHOAL_GPU_HOST_ALLOC((void **)&host, region));
     std::vector<char> src, exp;
-    unsigned long long epochs = 0;
+    unsigned long long epochs = 0, ll_calls = 0;
     auto run_case = [&](const tcase &c, size_t src_off, size_t dst_off, uint64_t s, bool sync_prep) {
       src.resize(bytes_of(c));
       red_fill(c.type, c.op, s, pe.me, 0, c.nelem, src.data());
@@ -136,7 +141,7 @@ int main(int argc, char **argv) {
       if (dst_off != src_off) CK(API(Memset)(pe.heap + dst_off, 0xa5, bytes_of(c)));
       if (sync_prep) CK(API(DeviceSynchronize)());
     };
-    auto launch = [&](const tcase &c, size_t src_off, size_t dst_off) {
+    auto launch = [&](const tcase &c, size_t src_off, size_t dst_off) -> int { /* the epochs the call takes */
       shoal_coll_gpu_args_t g = cw_args(pe, 0, 0, nullptr, 0, c.wait);
       shoal_coll_gpu_red_args_t a;
       memset(&a, 0, sizeof a);
@@ -153,14 +158,20 @@ int main(int argc, char **argv) {
       a.wait = c.wait;
       a.one_gpu = g.one_gpu;
       a.timeout_ns = 20000000000ull;
+      a.cfg = g.cfg; /* CW_SMALL=off: the two-exchange path for every call */
       a.cfg.variant = c.variant;
       a.cfg.sms = c.sms;
       a.cfg.tile = c.tile;
+      a.ll_off = CW_LL_OFF;
+      a.ll_half = CW_LL_HALF;
       char err[256];
       if (shoal_coll_gpu_reduce_launch(&a, pe.s, err, sizeof err)) {
         fprintf(stderr, "reduce harness: PE %d: %s\n", pe.me, err);
         exit(1);
       }
+      const int ep = shoal_coll_gpu_reduce_epochs(&a);
+      ll_calls += ep == 1;
+      return ep;
     };
     auto check = [&](const tcase &c, size_t dst_off, uint64_t s, const char *prefix) -> unsigned long long {
       exp.resize(bytes_of(c));
@@ -187,8 +198,7 @@ int main(int argc, char **argv) {
       const size_t so = CW_FLAG_AREA + c.shift, dof = c.inplace ? so : CW_FLAG_AREA + region + c.shift;
       run_case(c, so, dof, seed + ci, true);
       cw_barrier(pe);
-      launch(c, so, dof);
-      epochs += c.wait && W > 1 ? 2 : 0;
+      epochs += launch(c, so, dof);
       CK(API(StreamSynchronize)(pe.s));
       if (!c.wait) cw_barrier(pe);
       res[ci * CW_MAX_PES + pe.me] = check(c, dof, seed + ci, "");
@@ -225,12 +235,17 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < NB2B; i++) run_case(b2b_case(i), b0 + i * b2b_pair, b0 + i * b2b_pair + b2b_pair / 2, seed + 1000 + i, false);
     CK(API(DeviceSynchronize)());
     cw_barrier(pe);
-    for (size_t i = 0; i < NB2B; i++) launch(b2b_case(i), b0 + i * b2b_pair, b0 + i * b2b_pair + b2b_pair / 2);
-    epochs += W > 1 ? 2 * NB2B : 0;
+    for (size_t i = 0; i < NB2B; i++) epochs += launch(b2b_case(i), b0 + i * b2b_pair, b0 + i * b2b_pair + b2b_pair / 2);
     CK(API(StreamSynchronize)(pe.s));
     for (size_t i = 0; i < NB2B; i++)
       res[(cases.size() + i) * CW_MAX_PES + pe.me] = check(b2b_case(i), b0 + i * b2b_pair + b2b_pair / 2, seed + 1000 + i,
                                                            "back-to-back ");
+    const char *small = getenv("CW_SMALL");
+    if (W > 1 && !(small && !strcmp(small, "off")) && !ll_calls) {
+      fprintf(stderr, "  PE %d: no call took the one exchange\n", pe.me);
+      res[(cases.size() + NB2B - 1) * CW_MAX_PES + pe.me]++;
+    }
+    if (pe.me == 0) printf("  PE 0: %llu calls took the one exchange\n", ll_calls);
     CK(SHOAL_GPU_HOST_FREE(host));
     cw_teardown(pe);
   }, &sh);

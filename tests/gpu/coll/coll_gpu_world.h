@@ -43,7 +43,11 @@
   } while (0)
 
 #define CW_MAX_PES 64
-#define CW_FLAG_AREA 4096 /* flags at offset 0 of every heap; data from here on */
+/* flags at offset 0 of every heap, the one-exchange reductions' scratch (2 halves) at CW_LL_OFF; data from
+ * CW_FLAG_AREA on (all of it zeroed at set-up) */
+#define CW_LL_OFF 4096
+#define CW_LL_HALF ((size_t)64 << 10) /* = SHOAL_COLL_GPU_LL_HALF, the runtime's */
+#define CW_FLAG_AREA (CW_LL_OFF + 2 * CW_LL_HALF)
 
 struct cw_shared {
   unsigned bar_count, bar_gen;
