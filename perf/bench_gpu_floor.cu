@@ -291,6 +291,7 @@ int main(int argc, char **argv) {
         case 12:
         case 14: {
           tpdl = c == 14;
+          tp.pdl = tpdl;
           tp.small = c != 10 && grid == 1;
           std::vector<std::vector<double>> &sg = seg[c == 10 ? 1 : c == 14 ? 2 : 0];
           /* the stamps are indexed by the call's epoch: start each measurement from a known one */

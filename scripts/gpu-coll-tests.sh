@@ -371,6 +371,12 @@ if ((reduce)); then # issue 16: the reductions and the sum all-reduce
   fi
   step bench-fcollect-w4-small 30 "$BENCH" -W 4 --procs --op fcollect --variants hoisted --min 4K --max 64K --factor 4 \
     --csv "$CSV" --label allreduce # the 4 KiB target: at most the fcollect's time, same run
+  # small calls: the one exchange against two (--small 1), beside the fcollect and alltoall of the same run, 5 rounds
+  step bench-small-w4 60 "$BENCH" -W 4 --procs --op all --variants hoisted --small 0,1 --repeat 5 --min 4K \
+    --max 64K --factor 4 --csv "$CSV" --label small
+  # torch.distributed's all_reduce (gloo: the ranks share the GPU) on the same sizes, the table's torch column
+  step torch-gloo-allreduce-w4 120 python3 "$here/perf/torch_coll_bench.py" -W 4 --backend gloo --ops allreduce \
+    --min 4K --max 64M --factor 4 --csv "$CSV" --label allreduce
   finish
   exit 0
 fi

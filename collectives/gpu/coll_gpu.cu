@@ -149,6 +149,7 @@ extern "C" int shoal_coll_gpu_launch(const shoal_coll_gpu_args_t *a, void *strea
   p.wait = a->wait && a->npes > 1;
   p.gpu_scope = pl.gpu_scope;
   p.small = pl.small;
+  p.pdl = pl.pdl && cc_major() >= 9;
   kernel_fn k = pick(a->op, a->cfg.variant, pl.wclass, pl.g, pl.vec, pl.pipe);
   SHOAL_GPU_API(Stream_t) s = (SHOAL_GPU_API(Stream_t))stream;
 #ifdef SHOAL_CG_DRIVER_LAUNCH

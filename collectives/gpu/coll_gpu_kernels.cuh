@@ -37,6 +37,7 @@ struct params {
   int root;      /* OP_BCAST: the root's team index */
   int gpu_scope; /* 1: every PE runs on this GPU, so device-scope fences and flags suffice; 0: system scope */
   int small;     /* 1: a grid of one block completes with complete_one_block */
+  int pdl;       /* 1: launched with programmatic dependent launch (the griddepcontrol instructions run) */
 #ifdef SHOAL_COLL_GPU_TRACE /* perf/bench_gpu_floor.cu's copy of the kernels only: globaltimer stamps per call */
   unsigned long long *trace; /* [calls][SHOAL_COLL_GPU_TRACE_N] */
 #endif
@@ -346,9 +347,12 @@ __global__ void __launch_bounds__(NT, 1) coll_kernel(params p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   /* Launched with programmatic dependent launch (one-block calls), this grid may start before the stream's previous
    * kernel has ended: wait for it (and its memory) before touching sync, source or destination; let the stream's next
-   * kernel, if launched the same way, start early in turn. Both are no-ops in a grid launched without it. */
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+   * kernel, if launched the same way, start early in turn. Both are no-ops in a grid launched without it, which skips
+   * them (uniform branch) so that large grids run the code of before programmatic launch existed. */
+  if (p.pdl) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  }
 #endif
 #ifdef SHOAL_COLL_GPU_TRACE
   if (blockIdx.x == 0 && threadIdx.x == 0) SHOAL_TRACE(p, p.sync->epoch, TR_ENTRY); /* the previous call has ended */

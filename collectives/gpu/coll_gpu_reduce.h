@@ -96,10 +96,6 @@ typedef struct shoal_coll_gpu_red_args {
                                unused (a chunk's result is stored to every PE together) */
 } shoal_coll_gpu_red_args_t;
 
-#define SHOAL_COLL_GPU_LL_HALF ((size_t)64 << 10) /* the runtime's scratch half: one exchange while W x 2 x (bytes
-                                                       rounded up to 8) fits, e.g. 4 KiB at W <= 8 */
-#define SHOAL_COLL_GPU_LL_SMEM ((size_t)48 << 10)  /* and the staging of W rows fits a block's shared memory */
-
 /* Enqueue one reduction on stream. 0, -3 for a bad argument (message in err: the argument and why), -1 for a failed
  * launch. */
 int shoal_coll_gpu_reduce_launch(const shoal_coll_gpu_red_args_t *a, void *stream, char *err, size_t errlen);

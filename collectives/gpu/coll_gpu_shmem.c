@@ -280,9 +280,9 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
   a.src = source;
   a.nbytes = nbytes;
   a.root = root;
+  int epochs = 1;
 #if SHOAL_HAVE_COLL_GPU
   char err[256];
-  int epochs = 1;
   if (C.prev_ll[t->slot] && a.wait && a.npes > 1) { /* this kernel stores into peers that may still write their dest */
     if (shoal_coll_gpu_entry_launch(&a, s, err, sizeof err)) shoal_fatal(routine, "%s", err);
     a.after = 0; /* the entry waited its turn; this kernel follows it on s */

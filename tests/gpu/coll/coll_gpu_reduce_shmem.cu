@@ -81,6 +81,73 @@ static void call(const form &f, shmem_team_t team, void *d, const void *s, size_
   }
 }
 
+__global__ void lag_kernel(unsigned long long ns) { /* keeps this PE's stream busy for ns */
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); while (t - t0 < ns);
+}
+
+/* Small reductions (one exchange) and fcollects into the same dest, back to back on the stream, team rank 0 late
+ * before each reduction; a copy of each reduction's result is taken on the stream before the fcollect overwrites it.
+ * Then a reduction on a second stream (calls on two streams: the two-exchange path). A fcollect that stored into a
+ * peer still writing its reduction result would leave reduction values in the fcollect's output. */
+static void mixed_b2b(shmem_team_t team, int tn, int tr, char *src, char *dst, size_t big, cudaStream_t st,
+                      uint64_t seed) {
+  const int K = 16;
+  const size_t n = 256, m = 1024; /* floats per reduction (1 KiB), fcollect bytes per PE (dest tn KiB) */
+  if ((size_t)K * (tn * m + n * 4) > big) return;
+  cudaStream_t st2;
+  CK(cudaStreamCreateWithFlags(&st2, cudaStreamNonBlocking));
+  std::vector<char> in(n * 4), fin(m);
+  std::vector<std::vector<char>> exps(K + 1, std::vector<char>(n * 4));
+  for (int i = 0; i <= K; i++) {
+    red_fill(SHOAL_RT_F32, SHOAL_RED_SUM, seed + i, tr, 0, n, in.data());
+    red_reference(SHOAL_RT_F32, SHOAL_RED_SUM, tn, seed + i, n, exps[i].data());
+    CK(cudaMemcpy(src + (size_t)i * n * 4, in.data(), n * 4, cudaMemcpyHostToDevice));
+  }
+  for (size_t j = 0; j < m; j++) fin[j] = (char)(tr * 7 + j);
+  char *fsrc = src + (size_t)(K + 1) * n * 4, *copies = dst + (size_t)K * tn * m;
+  CK(cudaMemcpy(fsrc, fin.data(), m, cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize());
+  shmem_team_sync(team);
+  for (int i = 0; i < K; i++) {
+    char *d = dst + (size_t)i * tn * m;
+    if (tr == 0) lag_kernel<<<1, 1, 0, st>>>(20000);
+    shmemx_float_sum_reduce_on_stream(team, (float *)d, (const float *)(src + (size_t)i * n * 4), n, st);
+    CK(cudaMemcpyAsync(copies + (size_t)i * n * 4, d, n * 4, cudaMemcpyDeviceToDevice, st));
+    shmemx_fcollectmem_on_stream(team, d, fsrc, m, st);
+  }
+  char *d2 = copies + (size_t)K * n * 4;
+  shmemx_float_sum_reduce_on_stream(team, (float *)d2, (const float *)(src + (size_t)K * n * 4), n, st2);
+  CK(cudaStreamSynchronize(st));
+  CK(cudaStreamSynchronize(st2));
+  std::vector<char> got(tn * m), gotr(n * 4);
+  for (int i = 0; i <= K; i++) {
+    checks++;
+    char l[160];
+    snprintf(l, sizeof l, "mixed back-to-back: reduction %d%s", i, i == K ? " (second stream)" : "");
+    CK(cudaMemcpy(gotr.data(), copies + (size_t)i * n * 4, n * 4, cudaMemcpyDeviceToHost));
+    if (red_compare(SHOAL_RT_F32, tn, exps[i].data(), gotr.data(), n, l, shmem_my_pe())) {
+      failures++;
+      fprintf(stderr, "FAIL PE %d: %s\n", shmem_my_pe(), l);
+    }
+    if (i == K) break;
+    checks++;
+    CK(cudaMemcpy(got.data(), dst + (size_t)i * tn * m, tn * m, cudaMemcpyDeviceToHost));
+    for (int q = 0; q < tn; q++)
+      for (size_t j = 0; j < m; j++)
+        if (got[q * m + j] != (char)(q * 7 + j)) {
+          failures++;
+          fprintf(stderr, "FAIL PE %d: mixed back-to-back: fcollect %d after a reduction: block %d byte %zu\n",
+                  shmem_my_pe(), i, q, j);
+          q = tn;
+          break;
+        }
+  }
+  shmem_team_sync(team);
+  CK(cudaStreamDestroy(st2));
+}
+
 int main(int argc, char **argv) {
   size_t max_bytes = (size_t)16 << 20;
   for (int i = 1; i < argc; i++)
@@ -173,6 +240,8 @@ int main(int argc, char **argv) {
       shmem_team_sync(team);
     }
     seed += 3;
+    if (tr >= 0) mixed_b2b(team, tn, tr, src, dst, big, st, seed);
+    seed += 100;
   }
   /* host buffers: the stream drained, then the host reduction */
   {
