@@ -20,7 +20,8 @@
  * on_stream), n = bytes per PE (the vector, n / 4 floats), reported as nccl-tests' all_reduce_perf: size = n, algbw =
  * n / time, busbw = algbw * 2 (W-1) / W; moved = 2 W n / time (every PE's source read once and its dest written once).
  * G = 0, sms = 0, tile = 0, pipe = 0 (1 off, 2 on), scope = 0 (1: system scope) and small = 0 (1: a one-block call
- * completes as a grid does, the completion before 2026-12-01), pdl = 0 (1: no programmatic dependent launch) and
+ * completes as a grid does, the completion before 2026-12-01; allreduce: 1 = two exchanges at every size; the CSV's
+ * small column says what ran: 1 = the one-block completion, or the all-reduce's one exchange), pdl = 0 (1: no programmatic dependent launch) and
  * rtlaunch = 0 (1: the runtime's launch, not the driver's cuLaunchKernelEx) mean the launcher's automatic choice.
  * --repeat R: every configuration of a size is measured R times, the configurations interleaved (A B A B ...), and the
  * median is reported with the smallest and largest (columns reps, min_us, max_us): side-by-side comparisons on a
@@ -348,7 +349,7 @@ int main(int argc, char **argv) {
               x.reps = (int)u.size();
               x.min_us = u.front();
               x.max_us = u.back();
-              x.small = rc[i].cfg.small == SHOAL_COLL_GPU_SMALL_OFF;
+              x.small = shoal_coll_gpu_reduce_epochs(&rc[i]) == 1; /* 1: the one-exchange kernel ran */
               const size_t m = u.size();
               const double med = m % 2 ? u[m / 2] : (u[m / 2 - 1] + u[m / 2]) / 2;
               emit(o, csv, "shoal", opn, W, rc[i].cfg.variant == SHOAL_COLL_GPU_NAIVE ? "naive" : "hoisted", 0,

@@ -12,87 +12,11 @@
 #include "coll_gpu_kernels.cuh"
 #include "coll_gpu_plan.h"
 
-#if !defined(__HIPCC__) && defined(CUDART_VERSION) && CUDART_VERSION >= 12050
-#include <cuda.h>
-#include <pthread.h>
-#define SHOAL_CG_DRIVER_LAUNCH 1
-#endif
+#include "coll_gpu_launch.h"
 
 using namespace shoal_cg;
-
-namespace {
-
-/* Multiprocessor count of the current device, cached per device (-1 on error). */
-int sm_cache[64];
-int sm_count(void) {
-  int *cache = sm_cache;
-  int dev = 0;
-  if (SHOAL_GPU_API(GetDevice)(&dev) != SHOAL_GPU_API(Success) || dev < 0) return -1;
-  if (dev < 64 && cache[dev] > 0) return cache[dev];
-  int n = 0;
-  if (SHOAL_GPU_API(DeviceGetAttribute)(&n, SHOAL_GPU_ATTR_SM_COUNT, dev) != SHOAL_GPU_API(Success) || n <= 0) return -1;
-  if (dev < 64) cache[dev] = n;
-  return n;
-}
-
-/* Compute capability major of the current device, cached per device (0 on error): programmatic dependent launch
- * needs 9 (Hopper) or later. */
-int cc_cache[64];
-int cc_major(void) {
-  int dev = 0;
-  if (SHOAL_GPU_API(GetDevice)(&dev) != SHOAL_GPU_API(Success) || dev < 0) return 0;
-  if (dev < 64 && cc_cache[dev]) return cc_cache[dev] > 0 ? cc_cache[dev] : 0;
-  int n = 0;
-#if defined(__HIPCC__)
-  n = 0; /* no such launch on HIP */
-#else
-  if (cudaDeviceGetAttribute(&n, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) n = 0;
-#endif
-  if (dev < 64) cc_cache[dev] = n > 0 ? n : -1;
-  return n;
-}
-
-#ifdef SHOAL_CG_DRIVER_LAUNCH
-/* The driver's cuLaunchKernelEx through the runtime's entry-point query (no -lcuda), and each kernel's CUfunction
- * (cudaGetFuncBySymbol), cached: in the VM of our H200 a runtime launch costs 4.2-4.8 us of host time per call and the
- * driver's 3.9-4.2 (bench_gpu_floor empty / empty-culaunch). NULL: not found, use the runtime. */
-typedef CUresult (*culaunch_ex_t)(const CUlaunchConfig *, CUfunction, void **, void **);
-pthread_mutex_t drv_mu = PTHREAD_MUTEX_INITIALIZER;
-int drv_state; /* 0 not asked, 1 found, -1 not found */
-culaunch_ex_t drv_launch;
-struct fn_entry { const void *k; CUfunction f; };
-fn_entry fn_tab[256]; /* open addressing on the kernel's address; a full table just stops caching */
-CUfunction driver_fn(const void *k, culaunch_ex_t *launch) {
-  pthread_mutex_lock(&drv_mu);
-  CUfunction f = nullptr;
-  if (!drv_state) {
-    cudaDriverEntryPointQueryResult q;
-    void *fp = nullptr;
-    drv_state = cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &fp, 12000, cudaEnableDefault, &q) ==
-                            cudaSuccess && q == cudaDriverEntryPointSuccess && fp ? 1 : -1;
-    drv_launch = (culaunch_ex_t)fp;
-    (void)cudaGetLastError();
-  }
-  if (drv_state == 1) {
-    const size_t h = ((uintptr_t)k >> 4) % 256;
-    for (size_t i = 0; i < 256; i++) {
-      fn_entry &e = fn_tab[(h + i) % 256];
-      if (e.k == k) { f = e.f; break; }
-      if (!e.k) {
-        cudaFunction_t cf = nullptr;
-        if (cudaGetFuncBySymbol(&cf, k) == cudaSuccess && cf) e.k = k, e.f = (CUfunction)cf, f = e.f;
-        else (void)cudaGetLastError();
-        break;
-      }
-    }
-  }
-  *launch = drv_launch;
-  pthread_mutex_unlock(&drv_mu);
-  return f;
-}
-#endif
-
-} // namespace
+using shoal_gl::cc_major;
+using shoal_gl::sm_count;
 
 extern "C" int shoal_coll_gpu_resolve(const shoal_coll_gpu_args_t *a, shoal_coll_gpu_cfg_t *out) {
   plan pl;
@@ -133,7 +57,7 @@ extern "C" int shoal_coll_gpu_launch(const shoal_coll_gpu_args_t *a, void *strea
   int rc = make_plan(a, &pl, err, errlen, sm_count);
   if (rc) return rc;
   if (!a->nbytes) return 0; /* nothing to move and, with no data, nothing to wait for */
-  params p;
+  params p = {};
   p.peer_base = a->peer_base;
   p.src = (const char *)a->src;
   p.dst_off = a->dst_off;
@@ -152,54 +76,6 @@ extern "C" int shoal_coll_gpu_launch(const shoal_coll_gpu_args_t *a, void *strea
   p.pdl = pl.pdl && cc_major() >= 9;
   kernel_fn k = pick(a->op, a->cfg.variant, pl.wclass, pl.g, pl.vec, pl.pipe);
   SHOAL_GPU_API(Stream_t) s = (SHOAL_GPU_API(Stream_t))stream;
-#ifdef SHOAL_CG_DRIVER_LAUNCH
-  culaunch_ex_t dl = nullptr;
-  CUfunction fn = a->cfg.rt_launch ? nullptr : driver_fn((const void *)k, &dl);
-  if (fn && dl) {
-    CUlaunchAttribute at[1];
-    memset(at, 0, sizeof at);
-    at[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    at[0].value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig lc;
-    memset(&lc, 0, sizeof lc);
-    lc.gridDimX = pl.grid, lc.gridDimY = 1, lc.gridDimZ = 1;
-    lc.blockDimX = NT, lc.blockDimY = 1, lc.blockDimZ = 1;
-    lc.sharedMemBytes = (unsigned)pl.shmem;
-    lc.hStream = (CUstream)s;
-    lc.attrs = at;
-    lc.numAttrs = pl.pdl && cc_major() >= 9 ? 1 : 0;
-    void *args[] = {&p};
-    const CUresult r = dl(&lc, fn, args, nullptr);
-    if (r != CUDA_SUCCESS) {
-      if (err) snprintf(err, errlen, "shoal_coll_gpu_launch: cuLaunchKernelEx (grid %u x %d, %zu B shared): CUresult %d",
-                        pl.grid, NT, pl.shmem, (int)r);
-      return -1;
-    }
-    return 0;
-  }
-#endif
-#if !defined(__HIPCC__)
-  if (pl.pdl && cc_major() >= 9) {
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t lc;
-    memset(&lc, 0, sizeof lc);
-    lc.gridDim = dim3(pl.grid);
-    lc.blockDim = dim3(NT);
-    lc.dynamicSmemBytes = pl.shmem;
-    lc.stream = s;
-    lc.attrs = at;
-    lc.numAttrs = 1;
-    cudaLaunchKernelEx(&lc, k, p);
-  } else
-#endif
-    k<<<pl.grid, NT, pl.shmem, s>>>(p);
-  SHOAL_GPU_API(Error_t) e = SHOAL_GPU_API(GetLastError)();
-  if (e != SHOAL_GPU_API(Success)) {
-    if (err) snprintf(err, errlen, "shoal_coll_gpu_launch: kernel launch (grid %u x %d, %zu B shared): %s", pl.grid, NT,
-                      pl.shmem, SHOAL_GPU_API(GetErrorString)(e));
-    return -1;
-  }
-  return 0;
+  return shoal_gl::launch(k, pl.grid, (unsigned)NT, pl.shmem, s, p.pdl != 0, p, a->cfg.rt_launch != 0, err, errlen,
+                          "shoal_coll_gpu_launch");
 }

@@ -69,7 +69,7 @@ enum { SHOAL_COLL_GPU_PDL_AUTO = 0, SHOAL_COLL_GPU_PDL_OFF = 1, SHOAL_COLL_GPU_P
 /* The one-exchange reductions (coll_gpu_reduce.h): the runtime's scratch half per team slot, taken while W x 2 x
  * (bytes rounded up to 8) fits (4 KiB at W <= 8), and the staging of W rows in a block's shared memory. */
 #define SHOAL_COLL_GPU_LL_HALF ((size_t)64 << 10)
-#define SHOAL_COLL_GPU_LL_SMEM ((size_t)48 << 10)
+#define SHOAL_COLL_GPU_LL_SMEM (((size_t)48 << 10) - 256) /* 48 KiB less the kernel's static shared memory */
 enum { SHOAL_COLL_GPU_PIPE_AUTO = 0, SHOAL_COLL_GPU_PIPE_OFF = 1, SHOAL_COLL_GPU_PIPE_ON = 2 };
 /* AUTO: device scope when the caller says every PE is on this GPU (args.one_gpu), else system scope; SYS: always
  * system scope (there is no way to force device scope: across GPUs it would be wrong). */

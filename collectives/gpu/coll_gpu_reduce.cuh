@@ -145,6 +145,7 @@ struct rparams {
   params c;
   size_t src_off, nelems;
   size_t ll_off, ll_half; /* red_ll_kernel: the scratch (shoal_coll_gpu_red_args_t) */
+  unsigned long long peers_after; /* red_ll_kernel: 0, or wait until every peer's flag here has reached it */
   int entry; /* 1: this (one-block) kernel runs the entry exchange before its data */
 };
 enum { VAR_LL = 2 }; /* rpick's variant for red_ll_kernel */
@@ -257,15 +258,19 @@ __device__ __forceinline__ void entry(const params &c) {
 }
 /* Programmatic dependent launch (small grids, coll_gpu_reduce.cu): wait for the stream's previous kernel, then let the
  * next one start early; no-ops in a grid launched without it. */
-__device__ __forceinline__ void pdl_entry() {
+__device__ __forceinline__ void pdl_entry(const params &c) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (c.pdl) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  }
+#else
+  (void)c;
 #endif
 }
 template <int X = 0> /* (a template: defined in every unit that includes this, no duplicate symbol) */
 __global__ void __launch_bounds__(64, 1) red_entry_kernel(params c) {
-  pdl_entry();
+  pdl_entry(c);
   entry(c);
 }
 
@@ -274,7 +279,7 @@ __global__ void __launch_bounds__(64, 1) red_entry_kernel(params c) {
 template <int OP, typename T, int VAR, int W, typename V>
 __global__ void __launch_bounds__(NT, 1) red_kernel(rparams p) {
   SHOAL_DYN_SHARED(char *, s_tab);
-  pdl_entry();
+  pdl_entry(p.c);
   if (p.entry) entry(p.c);
   /* an entry exchange that timed out (here or in the entry kernel) leaves its mark for the host: nothing more runs */
   if (p.c.wait && (*(volatile unsigned *)&p.c.sync->blocks & SHOAL_COLL_GPU_TIMED_OUT)) return;
@@ -315,7 +320,7 @@ __global__ void __launch_bounds__(NT, 1) red_ll_kernel(rparams p) {
   typedef tr<T> R;
   typedef typename R::acc A;
   constexpr int E = sizeof(uint4) / sizeof(T) ? sizeof(uint4) / sizeof(T) : 1;
-  pdl_entry();
+  pdl_entry(p.c);
   const params &c = p.c;
   const int npes = c.npes, me = c.me;
   const size_t nb = c.nbytes, nw = (nb + 7) / 8, rv = (nb + 15) / 16, bt = blockDim.x;
@@ -324,11 +329,15 @@ __global__ void __launch_bounds__(NT, 1) red_ll_kernel(rparams p) {
     shoal_cg::wait_turn(c);
     epoch_s = c.sync->epoch + 1;
   }
+  if (p.peers_after) /* the last call went to another stream and had only arrived: every peer has passed it */
+    shoal_cg::wait_peers(c, p.peers_after);
   __syncthreads();
   const unsigned long long e = epoch_s, tag = (unsigned long long)ll_tag(e) << 32, lo32 = 0xffffffffull;
   const size_t half = (size_t)(e & 1) * p.ll_half;
   const char *src = c.peer_base[me] + p.src_off;
   unsigned long long *st64 = (unsigned long long *)stage;
+  if (nw & 1) /* the unused half of each row's last vector: zero (reduced with the rest, never stored) */
+    for (int k = threadIdx.x; k < npes; k += bt) st64[(size_t)k * 2 * rv + nw] = 0;
   for (size_t w = threadIdx.x; w < nw; w += bt) {
     unsigned long long v = 0;
     if (8 * w + 8 <= nb) v = ((const unsigned long long *)src)[w];
@@ -383,7 +392,6 @@ __global__ void __launch_bounds__(NT, 1) red_ll_kernel(rparams p) {
     }
   }
   __syncthreads();
-  if (threadIdx.x == 0) shoal_cg::set_epoch(c, e); /* every peer's records read: this PE has passed epoch e */
   char *dst = c.peer_base[me] + c.dst_off;
   const size_t nv = nb / 16;
   for (size_t v = threadIdx.x; v < rv; v += bt) {
@@ -410,6 +418,13 @@ __global__ void __launch_bounds__(NT, 1) red_ll_kernel(rparams p) {
       const size_t ne = (nb - 16 * v) / sizeof(T);
       for (size_t q = 0; q < ne; q++) ((T *)dst)[v * E + q] = o[q];
     }
+  }
+  /* This PE has passed epoch e only when its dest is complete: a later call on another stream (args.after) waits for
+   * this, and only then may its peers store into this PE's memory (it signals them after its wait). */
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    shoal_cg::fence(c);
+    shoal_cg::set_epoch(c, e);
   }
 }
 

@@ -19,10 +19,13 @@
  * the tag, and reduces locally into its own dest (PE order 0 .. W-1, the same bits as the two-exchange path). Dest is
  * written by its owner only and the source is read by its owner only, so the call needs no entry and no exit
  * exchange. Scratch halves alternate by epoch parity: a PE writes half e % 2 of a peer only after it saw every peer
- * reach epoch e - 1, which each peer did after it finished reading that half in call e - 2. Not taken with args.after
- * (calls on several streams) or wait = 0. A caller that follows such a call with one that stores into peers' memory
- * without an entry exchange (fcollect, alltoall, broadcast: coll_gpu.h) launches shoal_coll_gpu_entry_launch first:
- * a peer may still be writing its dest.
+ * reach epoch e - 1, which each peer did after it finished reading that half in call e - 2. With calls on several
+ * streams (args.after) the call first waits its turn, as every call does; the one-exchange kernel publishes its epoch
+ * only when its dest is complete, and a call after a two-exchange or fcollect call (which publish theirs on arrival)
+ * also waits for every peer's flag (peers_after). Not taken with wait = 0. A caller that follows such a call with one
+ * that stores into peers' memory without an entry exchange (fcollect, alltoall, broadcast: coll_gpu.h) launches
+ * shoal_coll_gpu_entry_launch first: a peer may still be writing its dest. Every PE must see the same
+ * SHOAL_COLL_GPU_SMALL (the choice of path).
  */
 #ifndef SHOAL_COLL_GPU_REDUCE_H
 #define SHOAL_COLL_GPU_REDUCE_H
@@ -92,6 +95,9 @@ typedef struct shoal_coll_gpu_red_args {
   size_t ll_off;           /* offset in every heap of the one-exchange scratch: 2 halves of ll_half bytes, zeroed
                               when the flags are; ll_half = 0: no one-exchange path */
   size_t ll_half;          /* bytes of one half, a multiple of 16 (SHOAL_COLL_GPU_LL_HALF) */
+  unsigned long long peers_after; /* one exchange with after != 0 when the call of epoch `after` was not itself a
+                              one-exchange call (it published its epoch on arrival): wait until every peer's flag
+                              has reached it before writing into their scratch; else 0 */
   shoal_coll_gpu_cfg_t cfg; /* variant, sms, tile (bytes per tile of a slice, multiple of 16), scope; group, pipe
                                unused (a chunk's result is stored to every PE together) */
 } shoal_coll_gpu_red_args_t;

@@ -37,6 +37,7 @@ inline int make_red_plan(const shoal_coll_gpu_red_args_t *a, rplan *pl, char *er
   else if (a->nelems && a->wait && a->npes > 1 && !a->sync) bad = "sync: NULL with wait = 1";
   else if ((a->src_off | a->dst_off) % shoal_red_type_size(a->type)) bad = "src_off/dst_off: not a multiple of the element size";
   else if (a->ll_half % 16 || (a->ll_half && a->ll_off % 16)) bad = "ll_off/ll_half: not multiples of 16 bytes";
+  else if (a->nelems > ((size_t)1 << 62) / shoal_red_type_size(a->type)) bad = "nelems: more than 2^62 bytes";
   if (bad) {
     if (err) snprintf(err, errlen, "shoal_coll_gpu_reduce_launch: %s", bad);
     return -3;
@@ -60,11 +61,12 @@ inline int make_red_plan(const shoal_coll_gpu_red_args_t *a, rplan *pl, char *er
   const size_t ntiles = (slice_bytes + pl->tile - 1) / pl->tile;
   pl->grid = (unsigned)(ntiles < (size_t)sms ? (ntiles ? ntiles : 1) : (size_t)sms);
   pl->gpu_scope = a->cfg.scope == SHOAL_COLL_GPU_SCOPE_AUTO && a->one_gpu;
-  /* One exchange: small calls with in-kernel completion on one stream, 16-byte aligned buffers, the hoisted variant
-   * (naive stays the two-exchange reference), SHOAL_COLL_GPU_SMALL not off; the records (8 data bytes in 16) of every
-   * PE fit a scratch half and their data a block's shared memory. */
+  /* One exchange: small calls with in-kernel completion, 16-byte aligned buffers, the hoisted variant (naive stays the
+   * two-exchange reference), SHOAL_COLL_GPU_SMALL not off; the records (8 data bytes in 16) of every PE fit a scratch
+   * half and their data a block's shared memory. Every input is the same on every PE (a.after is not one: PEs may
+   * spread their calls over streams differently), so all PEs of a call take the same path. */
   const size_t nb = a->nelems * es, rec = (nb + 7) / 8 * 16, row = (nb + 15) / 16 * 16;
-  pl->ll = a->wait && w > 1 && !a->after && a->ll_half && pl->vec == 16 &&
+  pl->ll = a->wait && w > 1 && a->ll_half && pl->vec == 16 &&
            a->cfg.variant == SHOAL_COLL_GPU_HOISTED && a->cfg.small != SHOAL_COLL_GPU_SMALL_OFF &&
            rec <= a->ll_half / (size_t)w && row <= SHOAL_COLL_GPU_LL_SMEM / (size_t)w;
   if (pl->ll) {

@@ -19,7 +19,8 @@
 
 void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routine, shoal_coll_gpu_args_t *a, void **s);
 void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, int epochs, bool ll, const char *routine);
-void shoal_coll_gpu_slot_scratch(const shoal_team_t *t, size_t *off, size_t *half);
+void shoal_coll_gpu_slot_scratch(const shoal_team_t *t, size_t *off, size_t *half, unsigned long long *peers_after,
+                                 unsigned long long after);
 
 int shoal_coll_gpu_reduce(shoal_team_t *t, void *dest, const void *source, size_t nelems, int type, int op,
                           void *stream, const char *routine) {
@@ -61,7 +62,7 @@ int shoal_coll_gpu_reduce(shoal_team_t *t, void *dest, const void *source, size_
   a.one_gpu = g.one_gpu;
   a.cfg = g.cfg;
   a.after = g.after;
-  shoal_coll_gpu_slot_scratch(t, &a.ll_off, &a.ll_half);
+  shoal_coll_gpu_slot_scratch(t, &a.ll_off, &a.ll_half, &a.peers_after, a.after);
   int epochs = 2;
 #if SHOAL_HAVE_COLL_GPU
   if (!a.wait) { /* the host-side entry: every PE's source written (its stream drained), then a team barrier */

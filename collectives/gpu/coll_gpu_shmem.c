@@ -24,6 +24,7 @@
 #include "coll.h"
 #include "heap_gpu.h"
 #include "gpu/coll_gpu.h"
+#include "gpu/coll_gpu_reduce.h" /* shoal_coll_gpu_entry_launch */
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -59,11 +60,11 @@ static struct {
 #define BAR_BYTES 128 /* per slot: SHMEMX_DEVICE_BAR_ROUNDS flags */
 static shoal_status_t slot_setup(shoal_team_t *t, const shmemx_device_state_t *st);
 
-static size_t area_head(int npes) { /* everything before the scratch, rounded to 16 bytes */
+static size_t area_head(int npes) { /* everything before the scratch */
   const size_t b = (size_t)2 * SHOAL_TEAM_SLOTS * npes * 8 + (size_t)SHOAL_TEAM_SLOTS * BAR_BYTES +
                    (size_t)SHOAL_TEAM_SLOTS * npes * sizeof(char *) + 2 * SHOAL_TEAM_SLOTS * sizeof(shoal_coll_gpu_sync_t) +
                    SHOAL_TEAM_SLOTS * sizeof(uint64_t) + SHOAL_TEAM_POOL * sizeof(int32_t);
-  return (b + 15) / 16 * 16;
+  return (b + 127) / 128 * 128; /* the scratch starts on its own cache line */
 }
 #define LL_SLOT_BYTES (2 * SHOAL_COLL_GPU_LL_HALF)
 size_t shoal_coll_gpu_area_bytes(int npes) { return area_head(npes) + (size_t)SHOAL_TEAM_SLOTS * LL_SLOT_BYTES; }
@@ -148,12 +149,18 @@ void shoal_coll_gpu_forget_slot(int slot) {
   /* A kernel of the team may still run on its stream: the next team on the slot resets the slot's flags only after
    * this event (recorded now, once, instead of after every launch: an event between two kernels costs each call its
    * programmatic dependent launch). */
-  if (C.ready && C.last[slot]) {
+  if (C.ready && C.last[slot] == C.stream) {
     if ((!C.ev[slot] && shoal_gpu_ops.event_create(&C.ev[slot])) || shoal_gpu_ops.event_record(C.ev[slot], C.last[slot]))
       shoal_fatal("shmem_team_destroy", "cannot record the end of the team's last GPU collective (stream %p)",
                   C.last[slot]);
     C.ev_set[slot] = true;
+  } else if (C.ready && C.last[slot]) {
+    /* The last call went to a program's stream, which it may have destroyed since (recording on it would crash in the
+     * driver): wait for the device instead, once per destroyed team that ran on-stream collectives. */
+    if (shoal_gpu_ops.device_sync())
+      shoal_fatal("shmem_team_destroy", "the team's last GPU collective failed (stream %p)", C.last[slot]);
   }
+  C.last[slot] = NULL;
 }
 
 /* Set team t's slot up for it (the host-launched and the device forms' rows): the members' heap bases in this
@@ -234,10 +241,13 @@ void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routin
   a->after = C.wait && C.last[slot] && C.last[slot] != *s ? C.issued[slot] : 0;
 }
 
-/* The one-exchange scratch of t's slot, for a reduction's args (coll_gpu_reduce_shmem.c). */
-void shoal_coll_gpu_slot_scratch(const shoal_team_t *t, size_t *off, size_t *half) {
+/* The one-exchange scratch of t's slot, for a reduction's args (coll_gpu_reduce_shmem.c), and the peers' epoch a
+ * one-exchange call must see first when it follows, on another stream (after != 0), a call that was not one. */
+void shoal_coll_gpu_slot_scratch(const shoal_team_t *t, size_t *off, size_t *half, unsigned long long *peers_after,
+                                 unsigned long long after) {
   *off = C.ll_off + (size_t)t->slot * LL_SLOT_BYTES;
   *half = SHOAL_COLL_GPU_LL_HALF;
+  *peers_after = after && !C.prev_ll[t->slot] ? after : 0;
 }
 
 /* After the launch on s of a call that takes `epochs` epochs of the slot (fcollect, alltoall, broadcast 1; a

@@ -87,15 +87,17 @@ __global__ void lag_kernel(unsigned long long ns) { /* keeps this PE's stream bu
   do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); while (t - t0 < ns);
 }
 
-/* Small reductions (one exchange) and fcollects into the same dest, back to back on the stream, team rank 0 late
- * before each reduction; a copy of each reduction's result is taken on the stream before the fcollect overwrites it.
- * Then a reduction on a second stream (calls on two streams: the two-exchange path). A fcollect that stored into a
- * peer still writing its reduction result would leave reduction values in the fcollect's output. */
+/* Small reductions (one exchange) and fcollects into the same dest (the reduction's result covers the whole fcollect
+ * output), back to back, team rank 0 late before each reduction; a copy of each reduction's result is taken before the
+ * fcollect overwrites it. Odd rounds put the fcollect on a second stream (ordered after the copy by an event: the
+ * runtime orders the two streams' collectives itself, args.after). Then a reduction on the second stream after a
+ * fcollect on the first. A fcollect that stored into a peer still writing its reduction result would leave reduction
+ * values in the fcollect's output. */
 static void mixed_b2b(shmem_team_t team, int tn, int tr, char *src, char *dst, size_t big, cudaStream_t st,
                       uint64_t seed) {
   const int K = 16;
-  const size_t n = 256, m = 1024; /* floats per reduction (1 KiB), fcollect bytes per PE (dest tn KiB) */
-  if ((size_t)K * (tn * m + n * 4) > big) return;
+  const size_t m = 64, n = (size_t)tn * m / 4; /* fcollect bytes per PE; floats per reduction: its dest is tn x m */
+  if ((size_t)(K + 2) * (tn * m + n * 4) > big) return;
   cudaStream_t st2;
   CK(cudaStreamCreateWithFlags(&st2, cudaStreamNonBlocking));
   std::vector<char> in(n * 4), fin(m);
@@ -110,14 +112,27 @@ static void mixed_b2b(shmem_team_t team, int tn, int tr, char *src, char *dst, s
   CK(cudaMemcpy(fsrc, fin.data(), m, cudaMemcpyHostToDevice));
   CK(cudaDeviceSynchronize());
   shmem_team_sync(team);
+  cudaEvent_t ev;
+  CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
   for (int i = 0; i < K; i++) {
     char *d = dst + (size_t)i * tn * m;
     if (tr == 0) lag_kernel<<<1, 1, 0, st>>>(20000);
     shmemx_float_sum_reduce_on_stream(team, (float *)d, (const float *)(src + (size_t)i * n * 4), n, st);
     CK(cudaMemcpyAsync(copies + (size_t)i * n * 4, d, n * 4, cudaMemcpyDeviceToDevice, st));
-    shmemx_fcollectmem_on_stream(team, d, fsrc, m, st);
+    cudaStream_t fs = st;
+    if (i % 2) {
+      CK(cudaEventRecord(ev, st));
+      CK(cudaStreamWaitEvent(st2, ev, 0));
+      fs = st2;
+    }
+    shmemx_fcollectmem_on_stream(team, d, fsrc, m, fs);
+    if (i % 2) { /* back to st for the next round, after the fcollect on st2 (its dest is not read again) */
+      CK(cudaEventRecord(ev, st2));
+      CK(cudaStreamWaitEvent(st, ev, 0));
+    }
   }
   char *d2 = copies + (size_t)K * n * 4;
+  shmemx_fcollectmem_on_stream(team, dst + (size_t)K * tn * m + (K + 1) * n * 4, fsrc, m, st);
   shmemx_float_sum_reduce_on_stream(team, (float *)d2, (const float *)(src + (size_t)K * n * 4), n, st2);
   CK(cudaStreamSynchronize(st));
   CK(cudaStreamSynchronize(st2));
@@ -145,6 +160,7 @@ static void mixed_b2b(shmem_team_t team, int tn, int tr, char *src, char *dst, s
         }
   }
   shmem_team_sync(team);
+  CK(cudaEventDestroy(ev));
   CK(cudaStreamDestroy(st2));
 }
 
