@@ -34,6 +34,7 @@
 #define SHOAL_COLL_GPU_TRACE 1
 #define shoal_cg shoal_cg_trace /* a copy of the kernels under another name: no clash with libshoal's */
 #include "coll_gpu_kernels.cuh"
+#include "coll_gpu_launch.h"
 #undef shoal_cg
 using namespace shoal_cg_trace;
 
@@ -168,23 +169,12 @@ int main(int argc, char **argv) {
                                 : coll_kernel<OP_FCOLLECT, VAR_HOISTED, 0, 4, uint4, 0>;
     const size_t tshm = W == 4 ? 0 : (size_t)W * sizeof(char *);
     bool tpdl = false;
-    auto traced = [&] {
-      if (!tpdl) {
-        tk<<<grid, NT, tshm, pe.s>>>(tp);
-        return;
+    auto traced = [&] { /* the runtime's launch (as before the driver's was used), with or without dependent launch */
+      char err[256];
+      if (shoal_gl::launch(tk, grid, (unsigned)NT, tshm, pe.s, tpdl, tp, true, err, sizeof err, "bench_gpu_floor")) {
+        fprintf(stderr, "%s\n", err);
+        exit(1);
       }
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      at[0].val.programmaticStreamSerializationAllowed = 1;
-      cudaLaunchConfig_t lc;
-      memset(&lc, 0, sizeof lc);
-      lc.gridDim = dim3(grid);
-      lc.blockDim = dim3(NT);
-      lc.dynamicSmemBytes = tshm;
-      lc.stream = pe.s;
-      lc.attrs = at;
-      lc.numAttrs = 1;
-      CK(cudaLaunchKernelEx(&lc, tk, tp));
     };
     /* One graph of one kernel node whose parameters are replaced before every launch (a host launch through
      * cudaGraphLaunch, which costs less host time than <<<>>> here). */
