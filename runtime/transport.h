@@ -99,12 +99,14 @@ extern const shoal_tl_ops_t shoal_tl_ofi_ops;
 enum { SHOAL_TL_OFI_FORCE_MSG_AMO = 1, SHOAL_TL_OFI_FORCE_DC = 2 };
 void shoal_tl_ofi_test_force(unsigned flags);
 /* What init found, for tests and SHMEM_DEBUG: the provider's name, whether a progress thread runs, and the number of
- * AMO types done natively (out of SHOAL_TL_NTYPES). Valid between init and fini. */
+ * AMO types done natively (out of SHOAL_TL_NTYPES); and what the progress thread did since init: its progress calls
+ * (fi_cq_read or fi_cq_sread of its own) and its sleeps while the PE polled. Valid between init and fini. */
 typedef struct shoal_tl_ofi_info {
   const char *provider;
   bool progress_thread, flush_read, virt_addr, hmem;
   int native_types;
   size_t inject_size;
+  uint64_t thread_progress, thread_holds;
 } shoal_tl_ofi_info_t;
 void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out);
 #endif

@@ -14,19 +14,24 @@
  * target performs with __atomic builtins and answers. One route per type keeps AMOs on one object mutually atomic.
  *
  * Progress. With FI_PROGRESS_MANUAL data progress (tcp;ofi_rxm) nothing moves at a target that makes no libfabric
- * call, and a PE may be computing or polling its own memory while peers put to it. So a thread sleeps in
- * fi_cq_sread on the receive CQ, whose wait object also wakes on the endpoint's sockets: it runs the provider's
- * progress when bytes arrive and answers fallback AMOs, and uses no CPU while the wire is idle. Every blocking call
- * also progresses the endpoint while it waits (fi_cntr_read), so latency does not depend on that thread's wake-up. */
+ * call, and a PE may be computing while peers put to it. So a thread waits on the receive CQ's fd, which also wakes
+ * on the endpoint's sockets: it runs the provider's progress when bytes arrive and answers fallback AMOs, and uses
+ * no CPU while the wire is idle. Every blocking call and every wait of the PE progresses the endpoint itself
+ * (fi_cntr_read, fi_cq_read), and while the PE does, the thread stands back: it sleeps, looks again after
+ * PT_HOLD_NS, doubling up to PT_HOLD_MAX_NS, and goes back to the fd once the PE has stopped polling. Two threads
+ * driving one endpoint on one core (a bound PE) cost a wake-up and a lock hand-off per message: 1.5-3x the latency
+ * of one on tcp loopback (docs/design/transport.md). OSSS-UCX backs its progress thread off in the same spirit. */
 #include "transport.h"
 #include "gpu.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -40,6 +45,10 @@
 #define ADDR_MAX 240              /* bytes of an endpoint name (sockaddr_in6: 28; verbs, cxi, efa: under 64) */
 #define NRECV 64                  /* fallback AMO messages in flight towards one PE */
 #define NWAIT 64                  /* fallback AMOs in flight from one PE (one per thread) */
+#define PT_HOLD_NS 200000L        /* the progress thread's first look again at whether the PE still polls ... */
+#define PT_HOLD_MAX_NS 2000000L   /* ... doubling while it does, up to this: the longest a peer's operation waits
+                                     for the thread after the PE stops polling (more often costs a bound PE 20-30%
+                                     of its latency on tcp loopback: each look is a timer wake-up on its core) */
 
 /* ---- AMO ops and types ---- */
 enum { CLS_EXT = 1, CLS_STD = 2, CLS_BIT = 4 };
@@ -111,8 +120,8 @@ typedef struct region {
 } region_t;
 
 static struct {
-  bool up, flush, thread_on, fallback_ok, hmem, mt;
-  int me, npes;
+  bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt;
+  int me, npes, wait_fd; /* wait_fd: the receive CQ's, or -1 */
   region_t reg[SHOAL_SPACE_MAX];
   struct fi_info *info;
   struct fid_fabric *fabric;
@@ -133,6 +142,8 @@ static struct {
   waiter_t waiters[NWAIT];
   pthread_t thread;
   _Atomic bool stop;
+  _Alignas(SHOAL_CACHELINE) _Atomic int64_t polled_ns; /* the PE's last progress call of its own (note_poll) */
+  _Atomic uint64_t thread_progress, thread_holds;      /* the thread's, for shoal_tl_ofi_query */
 } ofi;
 static unsigned force_flags;
 
@@ -236,10 +247,47 @@ static void rx_poll(void) {
     report_cq_error(ofi.rxcq);
 }
 
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+/* The PE's own progress calls note the time, for the thread to see that the PE polls. */
+static inline void note_poll(void) { atomic_store_explicit(&ofi.polled_ns, now_ns(), memory_order_relaxed); }
+static bool pe_polls(long within) {
+  return now_ns() - atomic_load_explicit(&ofi.polled_ns, memory_order_relaxed) < within;
+}
+
+/* While the PE polls the endpoint itself (it did within the last hold), the thread sleeps a hold and looks again;
+ * otherwise it waits on the sockets. It polls the CQ's fd itself: fi_cq_sread would run the provider's progress at
+ * every byte that arrives, whoever else polls, until a receive completes. A provider whose CQ has no fd gets
+ * fi_cq_sread with a timeout of a millisecond instead. */
 static void *progress_main(void *arg) {
   struct fi_cq_entry e[8];
+  struct fid *cq = &ofi.rxcq->fid;
+  long hold = PT_HOLD_NS;
+  (void)arg;
   while (!atomic_load(&ofi.stop)) {
-    ssize_t n = fi_cq_sread(ofi.rxcq, e, 8, NULL, -1);
+    if (pe_polls(hold)) {
+      struct timespec ts = {0, hold};
+      nanosleep(&ts, NULL);
+      atomic_fetch_add_explicit(&ofi.thread_holds, 1, memory_order_relaxed);
+      hold = hold * 2 < PT_HOLD_MAX_NS ? hold * 2 : PT_HOLD_MAX_NS;
+      continue;
+    }
+    hold = PT_HOLD_NS;
+    atomic_fetch_add_explicit(&ofi.thread_progress, 1, memory_order_relaxed);
+    ssize_t n;
+    if (ofi.wait_fd >= 0) {
+      n = fi_cq_read(ofi.rxcq, e, 8); /* the provider's progress, once */
+      if (n == -FI_EAGAIN && fi_trywait(ofi.fabric, &cq, 1) == FI_SUCCESS) {
+        struct pollfd pfd = {.fd = ofi.wait_fd, .events = POLLIN};
+        poll(&pfd, 1, 1000); /* fini signals the CQ; the timeout is only a second look at stop */
+        continue;            /* bytes came: the PE may be polling for them itself */
+      }
+    } else {
+      n = fi_cq_sread(ofi.rxcq, e, 8, NULL, PT_HOLD_NS / 1000000 + 1);
+    }
     if (n > 0)
       rx_handle(e, n);
     else if (n == -FI_EAVAIL && !atomic_load(&ofi.stop))
@@ -249,11 +297,13 @@ static void *progress_main(void *arg) {
 }
 
 /* ---- waiting ---- */
-/* While a call waits for the wire: the counters' reads run the provider's progress; without the thread, this PE
- * also answers fallback requests here (two PEs may wait for each other's answer). */
+/* While a call waits for the wire: the counters' reads run the provider's progress; where fallback AMOs are in
+ * use, this PE also answers their requests here (two PEs may wait for each other's answer, and the thread stands
+ * back while the PE polls). */
 static void progress_once(void) {
-  fi_cntr_read(ofi.wcntr);
-  if (!ofi.thread_on && ofi.fallback_ok) rx_poll();
+  if (ofi.thread_on) note_poll();
+  if (ofi.rx_main) rx_poll(); /* fi_cq_read runs the provider's progress too */
+  else fi_cntr_read(ofi.wcntr);
 }
 
 /* Until every operation counted on c (issued: how many) completed; an operation that failed is reported once. */
@@ -264,7 +314,8 @@ static shoal_status_t wait_cntr(struct fid_cntr *c, _Atomic uint64_t *issued, _A
     uint64_t ok = fi_cntr_read(c), bad = fi_cntr_readerr(c), seen = atomic_load(errs);
     if (bad > seen && atomic_compare_exchange_strong(errs, &seen, bad)) rc = report_cq_error(ofi.txcq);
     if (ok + bad >= want) return rc;
-    if (!ofi.thread_on && ofi.fallback_ok) rx_poll();
+    if (ofi.thread_on) note_poll();
+    if (ofi.rx_main) rx_poll();
     if (spins >= 4096) sched_yield(); /* an oversubscribed node: let the peer (or our progress thread) run */
   }
 }
@@ -413,6 +464,7 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
   /* Answers land in the receive CQ, which the progress thread reads too: poll it here rather than wait for that
    * thread's wake-up (whoever reads the answer fills w). */
   for (unsigned spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != 2; spins++) {
+    if (ofi.thread_on) note_poll();
     rx_poll();
     if (spins >= 4096) sched_yield();
   }
@@ -660,12 +712,18 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   struct fi_cq_attr txa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
   if ((ret = fi_cq_open(ofi.domain, &txa, &ofi.txcq, NULL))) { rc = open_fail("fi_cq_open", ret); goto fail; }
   /* The receive CQ gets a wait object for the progress thread; a provider without one runs without that thread. */
-  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_UNSPEC};
+  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_FD};
   bool can_wait = true;
+  ofi.wait_fd = -1;
   if (fi_cq_open(ofi.domain, &rxa, &ofi.rxcq, NULL)) {
-    can_wait = false;
-    rxa.wait_obj = FI_WAIT_NONE;
-    if ((ret = fi_cq_open(ofi.domain, &rxa, &ofi.rxcq, NULL))) { rc = open_fail("fi_cq_open", ret); goto fail; }
+    rxa.wait_obj = FI_WAIT_UNSPEC;
+    if (fi_cq_open(ofi.domain, &rxa, &ofi.rxcq, NULL)) {
+      can_wait = false;
+      rxa.wait_obj = FI_WAIT_NONE;
+      if ((ret = fi_cq_open(ofi.domain, &rxa, &ofi.rxcq, NULL))) { rc = open_fail("fi_cq_open", ret); goto fail; }
+    }
+  } else if (fi_control(&ofi.rxcq->fid, FI_GETWAIT, &ofi.wait_fd)) {
+    ofi.wait_fd = -1; /* fi_cq_sread still works */
   }
   struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
   if ((ret = fi_cntr_open(ofi.domain, &ca, &ofi.wcntr, NULL))) { rc = open_fail("fi_cntr_open", ret); goto fail; }
@@ -754,7 +812,8 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   /* The thread: for a provider that moves data only when called, or when fallback AMOs need a target to answer. */
   int nnative = 0;
   for (int t = 0; t < SHOAL_TL_NTYPES; t++) nnative += ofi.native[t];
-  bool need = info->domain_attr->data_progress != FI_PROGRESS_AUTO || (nnative < SHOAL_TL_NTYPES && ofi.fallback_ok);
+  ofi.rx_main = nnative < SHOAL_TL_NTYPES && ofi.fallback_ok; /* requests may come: the PE's polls answer them */
+  bool need = info->domain_attr->data_progress != FI_PROGRESS_AUTO || ofi.rx_main;
   if (need && !can_wait)
     shoal_warn("fi_cq_open: %s has no CQ wait object: progress only inside transport calls",
                info->fabric_attr->prov_name);
@@ -823,7 +882,9 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
   *out = (shoal_tl_ofi_info_t){.provider = ofi.info ? ofi.info->fabric_attr->prov_name : NULL,
                                .progress_thread = ofi.thread_on, .flush_read = ofi.flush,
                                .virt_addr = ofi.info && (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR),
-                               .hmem = ofi.hmem, .native_types = n, .inject_size = ofi.inject_size};
+                               .hmem = ofi.hmem, .native_types = n, .inject_size = ofi.inject_size,
+                               .thread_progress = atomic_load(&ofi.thread_progress),
+                               .thread_holds = atomic_load(&ofi.thread_holds)};
 }
 
 const shoal_tl_ops_t shoal_tl_ofi_ops = {

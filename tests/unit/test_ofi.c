@@ -52,6 +52,7 @@ typedef struct {
   uint64_t swapped[SHOAL_TL_NTYPES][MAXP][NAMO]; /* old values each PE got from its swaps */
   char msg[MAXP][256];                            /* first failure of each PE */
   _Atomic int go;                                 /* test_remote_completion's round */
+  _Atomic int phase;                              /* test_polling_target's */
 } shared_t;
 static shared_t *sh;
 static int np;
@@ -240,6 +241,47 @@ static void test_passive_target(void) {
   usleep(400 * 1000);
   double used = cpu_now() - c0, wall = now() - t0;
   CHECK(used < 0.1 * wall, "an idle PE used %.0f ms of CPU in %.0f ms (a spinning thread?)", used * 1e3, wall * 1e3);
+  barrier();
+}
+
+/* A PE that polls the endpoint itself (a wait) keeps its progress thread off the endpoint: 400 gets from PE 0 are
+ * served by the PE's own progress calls while the thread sleeps and looks now and then. Once the PE stops polling
+ * (computes), the thread serves PE 0's gets again, within its longest hold (2 ms; 1 s allowed for a loaded
+ * machine). */
+static void test_polling_target(void) {
+  enum { NGET = 400 };
+  shoal_tl_ofi_info_t a, b;
+  atomic_store(&sh->phase, 0);
+  barrier();
+  if (me == 0) {
+    uint64_t v = 0;
+    for (int i = 0; i < NGET; i++)
+      for (int p = 1; p < np; p++) OK(tl->get(SHOAL_SPACE_HEAP, p, GET_OFF, &v, sizeof v));
+    atomic_store(&sh->phase, 1); /* the targets stop polling */
+    while (atomic_load(&sh->phase) != np) usleep(100);
+    double t0 = now();
+    for (int p = 1; p < np; p++) OK(tl->get(SHOAL_SPACE_HEAP, p, GET_OFF, &v, sizeof v));
+    double dt = now() - t0;
+    CHECK(dt < 1.0, "gets from %d PEs that stopped polling took %.0f ms (their progress threads stayed off?)", np - 1,
+          dt * 1e3);
+    atomic_store(&sh->phase, -1);
+  } else {
+    shoal_tl_ofi_query(&a);
+    while (atomic_load(&sh->phase) == 0) tl->progress();
+    shoal_tl_ofi_query(&b);
+    /* How often it still ran progress depends on how long the kernel took this PE off its CPU (more PEs than CPUs,
+     * a loaded machine): printed, not checked. */
+    CHECK(b.thread_holds > a.thread_holds, "while this PE polled, its progress thread never stood back (%llu progress "
+          "calls of its own for %d gets)", (unsigned long long)(b.thread_progress - a.thread_progress), NGET);
+    if (me == 1)
+      fprintf(stderr, "%d PEs: while PE 1 polled, its thread made %llu progress calls and %llu holds for %d gets\n",
+              np, (unsigned long long)(b.thread_progress - a.thread_progress),
+              (unsigned long long)(b.thread_holds - a.thread_holds), NGET);
+    atomic_fetch_add(&sh->phase, 1);
+    while (atomic_load(&sh->phase) != -1) usleep(200); /* no libfabric call: only the thread can serve */
+    shoal_tl_ofi_query(&a);
+    CHECK(a.thread_progress > b.thread_progress, "the thread served nothing after this PE stopped polling");
+  }
   barrier();
 }
 
@@ -485,6 +527,7 @@ static void run_life(unsigned force) {
   test_rma();
   test_nbi();
   test_passive_target();
+  test_polling_target();
   test_remote_completion();
   test_amo();
   test_fence();
