@@ -310,6 +310,7 @@ typedef struct shoal_wait {
 #define SHOAL_WAIT_CHECK 32
 void shoal_wait_init(bool oversubscribed); /* PEs outnumber the node's CPUs: always wait as if sharing one */
 void shoal_wait_step(shoal_wait_t *w);
+void shoal_wait_backoff(shoal_wait_t *w); /* the step without the transport's progress (the transport's own waits) */
 #if defined(__x86_64__) || defined(__i386__)
 #define SHOAL_CPU_RELAX() __builtin_ia32_pause()
 #elif defined(__aarch64__)

@@ -48,6 +48,10 @@ void shoal_wait_step(shoal_wait_t *w) {
   /* A PE waiting on its own memory serves its peers of other nodes meanwhile (their gets, puts and AMOs to it move
    * on at once, not after the transport's progress thread wakes up). */
   if (SHOAL_UNLIKELY(shoal_g.tl != NULL)) shoal_g.tl->progress();
+  shoal_wait_backoff(w);
+}
+
+void shoal_wait_backoff(shoal_wait_t *w) {
   if (shoal_g.spin > 0) { /* fixed SHOAL_SPIN: yield every spin polls */
     if ((w->polls += SHOAL_WAIT_CHECK) >= shoal_g.spin) {
       w->polls = 0;
