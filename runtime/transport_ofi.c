@@ -120,7 +120,9 @@ typedef struct region {
 } region_t;
 
 static struct {
-  bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt;
+  bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt, lazy_fence;
+  bool amo_out;          /* non-fetching AMOs issued since the last quiet (delivery complete: done once counted) */
+  bool fence_w, fence_a; /* a fence is pending over the puts (w) or the non-fetching AMOs (a) before it */
   int me, npes, wait_fd; /* wait_fd: the receive CQ's, or -1 */
   region_t reg[SHOAL_SPACE_MAX];
   struct fi_info *info;
@@ -370,6 +372,8 @@ static inline void mark_dirty(int pe) {
   }
 }
 
+static shoal_status_t fence_before(bool amo, bool fallback);
+
 /* ---- RMA ---- */
 static shoal_status_t write_dc(const void *src, size_t n, int pe, uint64_t raddr, uint64_t key, uint64_t flags) {
   struct iovec iov = {(void *)src, n};
@@ -386,6 +390,7 @@ static shoal_status_t put_common(int space, int pe, size_t off, const void *src,
   if (!n) return SHOAL_OK;
   uint64_t raddr = ofi.rbase[space][pe] + off, key = ofi.rkey[space][pe];
   shoal_status_t rc;
+  if (SHOAL_UNLIKELY(ofi.fence_a) && (rc = fence_before(false, false))) return rc;
   if (n <= ofi.inject_size) { /* src is free on return: nothing to wait for, even when blocking */
     if (SHOAL_LIKELY(ofi.flush))
       POST("fi_inject_write", fi_inject_write(ofi.ep, src, n, ofi.addr[pe], raddr, key));
@@ -515,6 +520,8 @@ static shoal_status_t amo_common(int space, int pe, size_t off, int op, int type
   if (op == SHOAL_TL_AMO_INC || op == SHOAL_TL_AMO_FETCH_INC) v = 1; /* little-endian: 1 in the low bytes */
   else if (needs_operand) memcpy(&v, operand, size);
   if (kind == K_CMP) memcpy(&c, compare, size);
+  shoal_status_t rc;
+  if (SHOAL_UNLIKELY(ofi.fence_w || ofi.fence_a) && (rc = fence_before(true, !ofi.native[type]))) return rc;
   if (!ofi.native[type]) return amo_fallback(space, pe, off, op, size, v, c, fetch);
 
   uint64_t raddr = ofi.rbase[space][pe] + off, key = ofi.rkey[space][pe];
@@ -526,6 +533,7 @@ static shoal_status_t amo_common(int space, int pe, size_t off, int op, int type
                                 .rma_iov_count = 1, .datatype = dt, .op = amo_ops[op].op};
     POST("fi_atomic", fi_atomicmsg(ofi.ep, &msg, FI_INJECT | FI_DELIVERY_COMPLETE));
     atomic_fetch_add_explicit(&ofi.w_issued, 1, memory_order_relaxed);
+    ofi.amo_out = true;
     return SHOAL_OK;
   }
   uint64_t old = 0;
@@ -536,7 +544,7 @@ static shoal_status_t amo_common(int space, int pe, size_t off, int op, int type
     POST("fi_compare_atomic", fi_compare_atomic(ofi.ep, &v, 1, NULL, &c, NULL, &old, NULL, ofi.addr[pe], raddr, key,
                                                 dt, FI_CSWAP, NULL));
   atomic_fetch_add_explicit(&ofi.r_issued, 1, memory_order_relaxed);
-  shoal_status_t rc = WAIT_R();
+  rc = WAIT_R();
   if (!rc) memcpy(fetch, &old, size);
   return rc;
 }
@@ -560,17 +568,41 @@ static shoal_status_t quiet_common(void) {
     }
   }
   shoal_status_t rw = WAIT_W(), rr = WAIT_R();
+  if (!rw && !rr) ofi.amo_out = ofi.fence_w = ofi.fence_a = false;
   return rw ? rw : rr;
 }
 
-/* The provider orders neither RMA against AMOs nor AMOs against the reads of a flush (rxm performs an AMO after the
- * RMA behind it on the wire), so fence is a quiet; it costs nothing when nothing is outstanding. */
+/* A pending fence, before an operation of the kind that it must follow: a put follows the puts before the fence on
+ * its own (FI_ORDER_RMA_WAW) but the AMOs only once they completed; an AMO follows the AMOs (FI_ORDER_ATOMIC_WAW and
+ * _RAW) but the puts only after a quiet's flush. The fallback's messages have no order against either. */
+static shoal_status_t fence_before(bool amo, bool fallback) {
+  if (amo && (ofi.fence_w || (fallback && ofi.fence_a))) return quiet_common();
+  if (!amo && ofi.fence_a) {
+    shoal_status_t rc = WAIT_W();
+    if (!rc) ofi.fence_a = ofi.amo_out = false;
+    return rc;
+  }
+  return SHOAL_OK;
+}
+
 static shoal_status_t tl_quiet(void) { MT(quiet_common()); }
 /* A counter read runs the provider's progress (rxm/tcp: one epoll_wait(0) over the endpoint's sockets). */
 static void tl_progress(void) {
   if (SHOAL_LIKELY(ofi.up)) progress_once();
 }
-static shoal_status_t tl_fence(void) { return tl_quiet(); }
+/* The provider orders neither RMA against AMOs nor AMOs against the reads of a flush (rxm performs an AMO after the
+ * RMA behind it on the wire), but it orders puts among themselves and AMOs among themselves. So where it says so
+ * (lazy_fence), a fence only notes what was issued before it, and the next put or AMO waits for what it must
+ * follow (fence_before): a put, fence, put (a ping-pong's data and flag) costs no round trip. Otherwise, and
+ * without RMA_RAW, fence is a quiet; either costs nothing when nothing is outstanding. */
+static shoal_status_t fence_common(void) {
+  if (!ofi.lazy_fence) return quiet_common();
+  if (SHOAL_UNLIKELY(!ofi.up)) return bad_call("shoal_tl_ofi_fence", 0, 0, 0, 0);
+  if (atomic_load_explicit(&ofi.dirty_any, memory_order_relaxed)) ofi.fence_w = true;
+  if (ofi.amo_out) ofi.fence_a = true;
+  return SHOAL_OK;
+}
+static shoal_status_t tl_fence(void) { MT(fence_common()); }
 
 /* ---- registration, init, fini ---- */
 static shoal_status_t tl_reg(int space, void *base, size_t len, int gpu_kind, int gpu_dev) {
@@ -710,6 +742,11 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
     shoal_warn("fi_getinfo: %s has no FI_HMEM: the device heap is not registered (the seam must not route device "
                "memory here)", info->fabric_attr->prov_name);
   ofi.info = info;
+  uint64_t order = info->tx_attr->msg_order;
+  ofi.lazy_fence = ofi.flush && (order & (FI_ORDER_RMA_WAW | FI_ORDER_WAW)) &&
+                   (order & (FI_ORDER_ATOMIC_WAW | FI_ORDER_WAW)) && (order & (FI_ORDER_ATOMIC_RAW | FI_ORDER_RAW));
+  SHOAL_DEBUG(SHOAL_SUB_OFI, "msg_order %#" PRIx64 ": fence %s", order,
+              ofi.lazy_fence ? "noted, waited for by the next put or AMO" : "a quiet");
   SHOAL_DEBUG(SHOAL_SUB_OFI, "provider %s, fabric %s, domain %s; mr_mode %#x, data progress %s, inject %zu, %s",
               info->fabric_attr->prov_name, info->fabric_attr->name, info->domain_attr->name,
               info->domain_attr->mr_mode, info->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",

@@ -515,6 +515,9 @@ static void test_fence(void) {
   for (int r = 1; r <= FEN_ROUNDS; r++) {
     size_t n = r % 2 ? FEN_BLOCK : 100;
     memset(src, r, n);
+    /* an AMO, fence, then the data: the data (and so the flag) is seen only after the AMO */
+    OK(tl->amo(SHOAL_SPACE_HEAP, right, FEN_OFF + 8, SHOAL_TL_AMO_ADD, SHOAL_TL_INT64, &(int64_t){r}, NULL, NULL));
+    OK(tl->fence());
     OK(tl->put(SHOAL_SPACE_HEAP, right, FEN_OFF + 4096 + (size_t)(r - 1) * FEN_BLOCK, src, n));
     OK(tl->fence());
     int64_t v = r;
@@ -529,6 +532,9 @@ static void test_fence(void) {
     size_t want = r % 2 ? FEN_BLOCK : 100;
     CHECK(*flag >= r && d[0] == r && d[want - 1] == r, "fence: round %d flag %lld seen before its data (%d, %d)", r,
           (long long)*flag, d[0], d[want - 1]);
+    int64_t sum = *(volatile int64_t *)(heap + FEN_OFF + 8);
+    CHECK(sum >= (int64_t)r * (r + 1) / 2, "fence: round %d data seen before the add before it (sum %lld, want %d)",
+          r, (long long)sum, r * (r + 1) / 2);
   }
   OK(tl->quiet());
   barrier();
