@@ -260,17 +260,19 @@ static bool pe_polls(long within) {
   return now_ns() - atomic_load_explicit(&ofi.polled_ns, memory_order_relaxed) < within;
 }
 
-/* While the PE polls the endpoint itself (it did within the last hold), the thread sleeps a hold and looks again;
- * otherwise it waits on the sockets. It polls the CQ's fd itself: fi_cq_sread would run the provider's progress at
- * every byte that arrives, whoever else polls, until a receive completes. A provider whose CQ has no fd gets
- * fi_cq_sread with a timeout of a millisecond instead. */
+/* While the PE polls the endpoint itself (it did within PT_HOLD_NS: a fixed window, so that a PE making only short
+ * calls now and then does not keep the thread away), the thread sleeps a hold and looks again; otherwise it waits
+ * on the sockets. It polls the CQ's fd itself: fi_cq_sread would run the provider's progress at every byte that
+ * arrives, whoever else polls, until a receive completes. A provider whose CQ has no fd, or whose fabric cannot
+ * fi_trywait, gets fi_cq_sread with a timeout of a millisecond instead. */
 static void *progress_main(void *arg) {
   struct fi_cq_entry e[8];
   struct fid *cq = &ofi.rxcq->fid;
   long hold = PT_HOLD_NS;
+  int fd = ofi.wait_fd;
   (void)arg;
   while (!atomic_load(&ofi.stop)) {
-    if (pe_polls(hold)) {
+    if (pe_polls(PT_HOLD_NS)) {
       struct timespec ts = {0, hold};
       nanosleep(&ts, NULL);
       atomic_fetch_add_explicit(&ofi.thread_holds, 1, memory_order_relaxed);
@@ -280,13 +282,15 @@ static void *progress_main(void *arg) {
     hold = PT_HOLD_NS;
     atomic_fetch_add_explicit(&ofi.thread_progress, 1, memory_order_relaxed);
     ssize_t n;
-    if (ofi.wait_fd >= 0) {
+    if (fd >= 0) {
       n = fi_cq_read(ofi.rxcq, e, 8); /* the provider's progress, once */
-      if (n == -FI_EAGAIN && fi_trywait(ofi.fabric, &cq, 1) == FI_SUCCESS) {
-        struct pollfd pfd = {.fd = ofi.wait_fd, .events = POLLIN};
+      int tw = n == -FI_EAGAIN ? fi_trywait(ofi.fabric, &cq, 1) : -FI_EAGAIN;
+      if (tw == FI_SUCCESS && !atomic_load(&ofi.stop)) { /* stop again: trywait may have eaten fini's signal */
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
         poll(&pfd, 1, 1000); /* fini signals the CQ; the timeout is only a second look at stop */
         continue;            /* bytes came: the PE may be polling for them itself */
       }
+      if (tw != FI_SUCCESS && tw != -FI_EAGAIN) fd = -1; /* no trywait here: never spin, use fi_cq_sread */
     } else {
       n = fi_cq_sread(ofi.rxcq, e, 8, NULL, PT_HOLD_NS / 1000000 + 1);
     }
@@ -299,9 +303,9 @@ static void *progress_main(void *arg) {
 }
 
 /* ---- waiting ---- */
-/* While a call waits for the wire: the counters' reads run the provider's progress; where fallback AMOs are in
- * use, this PE also answers their requests here (two PEs may wait for each other's answer, and the thread stands
- * back while the PE polls). */
+/* While a call waits for the wire: the counters' reads run the provider's progress; where fallback AMOs can come,
+ * this PE also answers their requests here (two PEs may wait for each other's answer, and the thread stands back
+ * while the PE polls). */
 static void progress_once(void) {
   if (ofi.thread_on) note_poll();
   if (ofi.rx_main) rx_poll(); /* fi_cq_read runs the provider's progress too */
@@ -327,7 +331,7 @@ static shoal_status_t wait_cntr(struct fid_cntr *c, _Atomic uint64_t *issued, _A
     if (bad > seen && atomic_compare_exchange_strong(errs, &seen, bad)) rc = report_cq_error(ofi.txcq);
     if (ok + bad >= want) return rc;
     if (ofi.thread_on) note_poll();
-    if (ofi.rx_main) rx_poll();
+    if (ofi.rx_main && spins % WAIT_POLLS == 0) rx_poll(); /* answers to peers: a second progress call */
     wait_backoff(&w, spins);
   }
 }
@@ -864,7 +868,9 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   /* The thread: for a provider that moves data only when called, or when fallback AMOs need a target to answer. */
   int nnative = 0;
   for (int t = 0; t < SHOAL_TL_NTYPES; t++) nnative += ofi.native[t];
-  ofi.rx_main = nnative < SHOAL_TL_NTYPES && ofi.fallback_ok; /* requests may come: the PE's polls answer them */
+  /* Requests may come whenever the fallback can (a peer's provider may lack an op ours has): the PE's own polls
+   * answer them, since the thread stands back while it polls. */
+  ofi.rx_main = ofi.fallback_ok;
   bool need = info->domain_attr->data_progress != FI_PROGRESS_AUTO || ofi.rx_main;
   if (need && !can_wait)
     shoal_warn("fi_cq_open: %s has no CQ wait object: progress only inside transport calls",

@@ -270,12 +270,13 @@ static void test_polling_target(void) {
     shoal_tl_ofi_query(&a);
     while (atomic_load(&sh->phase) == 0) tl->progress();
     shoal_tl_ofi_query(&b);
-    /* It stood back, or never woke (the PE read the bytes first, so its poll saw nothing). How often it still ran
-     * progress depends on how long the kernel took this PE off its CPU (more PEs than CPUs, a loaded machine):
-     * printed, not checked. */
-    CHECK(b.thread_holds > a.thread_holds || b.thread_progress == a.thread_progress,
-          "while this PE polled, its progress thread never stood back (%llu progress calls of its own for %d gets)",
-          (unsigned long long)(b.thread_progress - a.thread_progress), NGET);
+    /* It stood back, or never woke (the PE read the bytes first, so its poll saw nothing). Where PEs and their
+     * threads outnumber the CPUs, the thread wakes mostly while the kernel has its PE off the CPU, and then serves
+     * rightly: checked only where they fit, printed always. */
+    if (2 * np <= sysconf(_SC_NPROCESSORS_ONLN)) /* PEs and threads fit: else the thread runs while its PE waits */
+      CHECK(b.thread_holds > a.thread_holds || b.thread_progress == a.thread_progress,
+            "while this PE polled, its progress thread never stood back (%llu progress calls of its own for %d gets)",
+            (unsigned long long)(b.thread_progress - a.thread_progress), NGET);
     if (me == 1)
       fprintf(stderr, "%d PEs: while PE 1 polled, its thread made %llu progress calls and %llu holds for %d gets\n",
               np, (unsigned long long)(b.thread_progress - a.thread_progress),
