@@ -14,9 +14,6 @@
 
 #define MAXE 1000
 static int me, npes, errors, calls;
-static int net; /* a PE is reached over the network (SHOAL_TRANSPORT=ofi, other nodes): every op is a round trip,
-                   so a third of the team calls (the smallest and the largest size, one of them in place) and no
-                   middle size in the active-set calls; the same checks */
 static char *S, *D;
 static long pSync[SHMEM_REDUCE_SYNC_SIZE], pSync2[SHMEM_REDUCE_SYNC_SIZE], pBar[SHMEM_BARRIER_SYNC_SIZE];
 static long double _Complex pWrk[MAXE / 2 + SHMEM_REDUCE_MIN_WRKDATA_SIZE]; /* large enough for every type */
@@ -105,7 +102,6 @@ static void run_team(shmem_team_t t, const char *where) {
   if (t == SHMEM_TEAM_INVALID) return;
   for (int s = 0; s < 3; s++)
     for (int inplace = 0; inplace < 2; inplace++) {
-      if (net && (s == 1 || inplace != s / 2)) continue; /* over the network: 1 element apart, MAXE in place */
 #define CALL_TEAM(T, N, OP) team_##N##_##OP(t, where, sizes[s], inplace);
       SHOAL_REDUCE_ALL(CALL_TEAM)
     }
@@ -153,7 +149,6 @@ static void run_aset(int start, int logs, int size) {
   if (size < 1 || d < 0 || d % (1 << logs) || d / (1 << logs) >= size) return; /* not a member */
   static const size_t sizes[] = {1, 7, MAXE};
   for (int s = 0; s < 3; s++) {
-    if (net && s == 1) continue;
 #define CALL_ASET(T, N, OP) aset_##N##_##OP(start, logs, size, sizes[s]);
     SHOAL_TOALL_ALL(CALL_ASET)
   }
@@ -175,8 +170,6 @@ int main(void) {
     fprintf(stderr, "PE %d: setup failed\n", me);
     shmem_global_exit(2);
   }
-  for (int p = 0; p < npes; p++)
-    if (!shmem_ptr(pBar, p)) net = 1;
   run_generic();
   run_team(SHMEM_TEAM_WORLD, "WORLD");
   run_team(odd, "odd PEs reversed");
