@@ -60,6 +60,11 @@ struct shoal_team {
   bool aset;                  /* active set: pSync counters instead of a slot */
   bool predefined;            /* WORLD / SHARED: cannot be destroyed */
   bool remote;                /* a member is on another node (reached through the transport): see shoal_coll_far */
+  bool hier;                  /* members on several nodes, two or more on some node: barriers go through the nodes
+                                 (coll_barrier.c); set with the fields below by the teams module */
+  int nlead, lead_idx;        /* nodes of the members, and this PE's index among their leaders (-1: not a leader) */
+  int *lead;                  /* [nlead] team rank of each node's leader: its first member in the team */
+  int *mates, nmates;         /* a leader: the other members of its node; any other member: its leader alone */
   int rank, size;             /* this PE's number in the team; members */
   int wstart, wstride;        /* member i is world PE wstart + i * wstride (every team here is such a sequence) */
   int slot;                   /* team slot, -1 for an active set */
@@ -226,13 +231,16 @@ static inline void shoal_coll_debug_check(shoal_team_t *t, const char *routine, 
 enum shoal_coll_family { SHOAL_COLL_BARRIER, SHOAL_COLL_BCAST, SHOAL_COLL_FCOLLECT, SHOAL_COLL_ALLTOALL,
                          SHOAL_COLL_REDUCE, SHOAL_COLL_COLLECT, SHOAL_COLL_NFAMILY };
 enum { SHOAL_ALGO_AUTO = 0 };
-enum { SHOAL_BARRIER_DISSEM = 1, SHOAL_BARRIER_LINEAR };
+/* HIER: members signal their node's leader, the leaders run the dissemination barrier among themselves (the only
+ * messages between nodes), then release their members; the automatic choice for teams with t->hier, and the
+ * dissemination barrier on any other team. */
+enum { SHOAL_BARRIER_DISSEM = 1, SHOAL_BARRIER_LINEAR, SHOAL_BARRIER_HIER };
 /* *_UNSAFE: the same algorithm without the entry rule (above); never chosen automatically. */
 /* BCAST_STAGED: teams only, and only what fits half the staging; otherwise (forced) push. */
 enum { SHOAL_BCAST_PUSH = 1, SHOAL_BCAST_PULL, SHOAL_BCAST_TREE, SHOAL_BCAST_PUSH_UNSAFE, SHOAL_BCAST_STAGED };
 enum { SHOAL_GATHER_PUSH = 1, SHOAL_GATHER_RING, SHOAL_GATHER_RDBL, SHOAL_GATHER_PUSH_UNSAFE }; /* [f]collect */
 enum { SHOAL_A2A_PUSH = 1, SHOAL_A2A_PAIRWISE, SHOAL_A2A_PUSH_UNSAFE };
-enum { SHOAL_REDUCE_ONESHOT = 1, SHOAL_REDUCE_RDBL, SHOAL_REDUCE_RSAG };
+enum { SHOAL_REDUCE_ONESHOT = 1, SHOAL_REDUCE_RDBL, SHOAL_REDUCE_RSAG, SHOAL_REDUCE_HIER }; /* HIER: t->hier teams */
 extern int shoal_coll_algo_cache[SHOAL_COLL_NFAMILY];
 int shoal_coll_algo_parse(enum shoal_coll_family f, const char *routine);
 /* The forced algorithm of a family (SHOAL_ALGO_AUTO if none). */

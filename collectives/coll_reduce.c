@@ -7,6 +7,8 @@
  *   rsag (large): reduce-scatter + allgather without scratch: member j combines segment j of every member's
  *     source and writes the result straight into every member's dest. Per member one vector read and one vector
  *     written, all members busy at once, two exchanges. Active sets (no scratch) always use it.
+ *   hierarchical (teams on several nodes with two or more members on some node): through each node's leader, see
+ *     reduce_hier; the automatic choice on such teams, oneshot/rdbl/rsag as above on any other.
  * oneshot and rdbl take long vectors in chunks that fit half the team's scratch; consecutive chunks alternate
  * halves (coll.h). Every member combines in the same order, so all get bit-identical results. */
 #include "coll.h"
@@ -78,6 +80,57 @@ static void reduce_rdbl(shoal_team_t *t, char *dest, const char *src, size_t nel
   }
 }
 
+/* Teams on several nodes (t->hier): through each node's leader, in chunks of oneshot's slots (a slot per team rank
+ * in half the scratch). Each member copies its chunk into its slot in its leader's scratch (shared memory) and
+ * signals; the leader combines its node's chunks in team order into its own slot, copies that partial result into
+ * its slot in every other leader's scratch (the only data between nodes: a vector per node instead of one per PE)
+ * and signals; then every leader combines the leaders' partials in leader order (the same bits everywhere), writes
+ * dest and copies it into its members' dest (they entered: they signalled) before releasing them. Halves alternate
+ * per chunk; a member writes a half again two chunks later only after its leader released it in between, and a
+ * leader only after every leader's signal of the chunk in between, sent once their reads of the half were done. */
+static void reduce_hier(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize,
+                        shoal_coll_op_fn op, const ptrdiff_t *dd, const char *routine) {
+  int n = t->size, me = t->rank, nm = t->nmates;
+  size_t half = t->scratch_size / 2, per = (half / (size_t)n) & ~(size_t)(SHOAL_CACHELINE - 1), m = per / esize;
+  for (size_t off = 0; off < nelems; off += m) {
+    size_t c = nelems - off < m ? nelems - off : m, cb = c * esize;
+    char *h = t->scratch + (t->round++ & 1) * half, *out = dest + off * esize;
+    const char *mine = src + off * esize;
+    uint64_t v = ++t->seq;
+    if (t->lead_idx < 0) { /* a member: its chunk to the leader, then the result comes back into dest */
+      int l = t->mates[0];
+      memcpy(h + (size_t)me * per + t->delta[l], mine, cb);
+      shoal_coll_post(t, l, v);
+      shoal_coll_wait(t, l, v);
+      continue;
+    }
+    char *part = h + (size_t)me * per;
+    for (int k = 0; k < nm; k++) shoal_coll_wait(t, t->mates[k], v);
+    if (nm) {
+#define IN(s) ((s) == 0 ? mine : h + (size_t)t->mates[(s) - 1] * per)
+      COMBINE(op, part, nm + 1, IN, c);
+#undef IN
+    } else {
+      memcpy(part, mine, cb);
+    }
+    int nl = t->nlead, li = t->lead_idx;
+    for (int k = 1; k < nl; k++) {
+      int r = t->lead[wrap(li + k, nl)];
+      shoal_coll_put(t, r, part + t->delta[r], part, cb, routine);
+      shoal_coll_post(t, r, v);
+    }
+    for (int k = 1; k < nl; k++) shoal_coll_wait(t, t->lead[wrap(li - k, nl)], v);
+#define IN(q) (h + (size_t)t->lead[q] * per)
+    COMBINE(op, out, nl, IN, c);
+#undef IN
+    for (int k = 0; k < nm; k++) {
+      int r = t->mates[k];
+      memcpy(out + dd[r], out, cb);
+      shoal_coll_post(t, r, v);
+    }
+  }
+}
+
 /* Segment j of n of [0, nelems) starts here. */
 static inline size_t seg_lo(size_t nelems, int j, int n) {
   return (size_t)((unsigned __int128)nelems * (unsigned)j / (unsigned)n);
@@ -141,7 +194,11 @@ void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nele
   size_t half = t->scratch_size / 2;
   size_t per_oneshot = (half / (size_t)n) & ~(size_t)(SHOAL_CACHELINE - 1);
   size_t per_rdbl = pow2 ? (half / (size_t)__builtin_ctz((unsigned)n)) & ~(size_t)(SHOAL_CACHELINE - 1) : 0;
-  if (algo == SHOAL_ALGO_AUTO) {
+  if (SHOAL_UNLIKELY(t->hier) && (algo == SHOAL_ALGO_AUTO || algo == SHOAL_REDUCE_HIER) && per_oneshot >= esize) {
+    reduce_hier(t, dest, src, nelems, esize, op, dd, routine);
+    return;
+  }
+  if (algo == SHOAL_ALGO_AUTO || algo == SHOAL_REDUCE_HIER) {
     bool rdbl = pow2 && n >= 4;
     algo = nb <= (rdbl ? ONESHOT_MAX / 2 : ONESHOT_MAX) && nb <= per_oneshot ? SHOAL_REDUCE_ONESHOT
          : rdbl && nb <= RDBL_MAX && per_rdbl >= esize                        ? SHOAL_REDUCE_RDBL

@@ -44,8 +44,9 @@ static const env_var_t env_table[] = {
   {"SHOAL_DEVICE_SYMMETRIC_SIZE", ENV_SIZE, "1G", F(device_symmetric_size), SIZE_ACCEPTS,
    "bytes of GPU symmetric heap per PE"},
   /* The algorithm families: the position of a name in accepts is its enum value (collectives/coll.h). */
-  {"SHOAL_COLL_BARRIER_ALGO", ENV_ENUM, "auto", F(coll_algo[0]), "auto|dissemination|linear",
-   "barrier algorithm of every barrier and sync (shmem_barrier_all and shmem_sync_all too)"},
+  {"SHOAL_COLL_BARRIER_ALGO", ENV_ENUM, "auto", F(coll_algo[0]), "auto|dissemination|linear|hierarchical",
+   "barrier algorithm of every barrier and sync (shmem_barrier_all and shmem_sync_all too; hierarchical: through "
+   "each node's leader, on teams spanning nodes; auto takes it there)"},
   {"SHOAL_COLL_BCAST_ALGO", ENV_ENUM, "auto", F(coll_algo[1]), "auto|push|pull|tree|push-unsafe|staged",
    "broadcast algorithm (push-unsafe: push without waiting for each PE to enter the call, so it can overwrite a "
    "previous result a PE has not read yet: only with a barrier between calls; staged: teams, small sizes)"},
@@ -53,7 +54,8 @@ static const env_var_t env_table[] = {
    "fcollect algorithm (push-unsafe: as for broadcast)"},
   {"SHOAL_COLL_ALLTOALL_ALGO", ENV_ENUM, "auto", F(coll_algo[3]), "auto|push|pairwise|push-unsafe",
    "alltoall(s) algorithm (push-unsafe: as for broadcast)"},
-  {"SHOAL_COLL_REDUCE_ALGO", ENV_ENUM, "auto", F(coll_algo[4]), "auto|oneshot|rdbl|rsag", "reduction algorithm"},
+  {"SHOAL_COLL_REDUCE_ALGO", ENV_ENUM, "auto", F(coll_algo[4]), "auto|oneshot|rdbl|rsag|hierarchical",
+   "reduction algorithm (hierarchical: through each node's leader, on teams spanning nodes; auto takes it there)"},
   {"SHOAL_COLL_COLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[5]), "auto|push|ring|rdbl", "collect algorithm"},
   {"SHOAL_COLL_VARIANT", ENV_ENUM, "hoisted", F(coll_variant), "hoisted|naive", "GPU collective kernel variant"},
   {"SHOAL_COLL_GPU_G", ENV_ENUM, "auto", F(coll_gpu_g), "auto|1|2|4|8",

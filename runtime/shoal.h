@@ -233,6 +233,9 @@ typedef struct shoal_state {
   size_t *heap_lim;             /* [npes] == space[HEAP].lim */
   const struct shoal_tl_ops **tl_of; /* [npes] the transport that reaches each PE (shm for this PE itself) */
   const struct shoal_tl_ops *tl;     /* the transport between nodes when some peer needs it, else NULL */
+  int *node_of;                 /* [npes] where tl runs: each PE's node, as the lowest PE of the PEs that map each
+                                   other's heaps (SHOAL_NODE_PES's runs, or a real node); else NULL */
+  uint64_t tl_ops;              /* puts, gets and atomics this PE sent through tl (tests count a collective's) */
   uint64_t barrier_epoch;
   long spin;                    /* SHOAL_SPIN: polls before each yield; -1: adaptive (shoal_wait_step) */
 } shoal_state_t;

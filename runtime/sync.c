@@ -130,10 +130,13 @@ void shoal_barrier_world(void) {
   }
 }
 
-/* SHOAL_COLL_BARRIER_ALGO applies here too: linear is SHMEM_TEAM_WORLD's linear barrier; auto and dissemination
- * are the dissemination barrier above (its own flags: init and finalize use it before and after teams exist). */
+/* SHOAL_COLL_BARRIER_ALGO applies here too: linear is SHMEM_TEAM_WORLD's linear barrier, and so is the
+ * hierarchical one where WORLD spans nodes with several PEs on one (auto or hierarchical); otherwise the
+ * dissemination barrier above (its own flags: init and finalize use it before and after teams exist). */
 static void barrier_all(const char *routine) {
-  if (SHOAL_UNLIKELY(shoal_coll_algo(SHOAL_COLL_BARRIER, routine) == SHOAL_BARRIER_LINEAR))
+  int algo = shoal_coll_algo(SHOAL_COLL_BARRIER, routine);
+  if (SHOAL_UNLIKELY(algo == SHOAL_BARRIER_LINEAR) ||
+      (SHOAL_UNLIKELY(((shoal_team_t *)SHMEM_TEAM_WORLD)->hier) && algo != SHOAL_BARRIER_DISSEM))
     shoal_coll_barrier((shoal_team_t *)SHMEM_TEAM_WORLD, routine);
   else
     shoal_barrier_world();

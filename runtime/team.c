@@ -37,7 +37,7 @@ static shoal_status_t team_arrays(shoal_team_t *t, int n) {
   if (t->cap >= n) return SHOAL_OK;
   free(t->delta); /* the block */
   size_t un = (size_t)n;
-  char *b = malloc(un * (sizeof(int) + 4 * sizeof(ptrdiff_t) + sizeof(void *)) + (un + 1) * sizeof(size_t));
+  char *b = malloc(un * (3 * sizeof(int) + 4 * sizeof(ptrdiff_t) + sizeof(void *)) + (un + 1) * sizeof(size_t));
   if (!b) return SHOAL_ERR_NOMEM;
   t->delta = (ptrdiff_t *)b;
   t->adelta = t->delta + un; /* an active set's cdelta */
@@ -46,7 +46,38 @@ static shoal_status_t team_arrays(shoal_team_t *t, int n) {
   t->rflag = (_Atomic uint64_t **)(t->tdelta[1] + un);
   t->offs = (size_t *)(t->rflag + un);
   t->world = (int *)(t->offs + un + 1);
+  t->lead = t->world + un;
+  t->mates = t->lead + un;
   t->cap = n;
+  return SHOAL_OK;
+}
+
+/* The nodes of t's members (coll.h): set once its members and t->remote are known. A team whose members are all on
+ * one node, or each on its own, has nothing to gain from them (hier false). */
+static shoal_status_t team_hier(shoal_team_t *t) {
+  t->hier = false;
+  t->nlead = t->nmates = 0;
+  t->lead_idx = -1;
+  if (!t->remote || !shoal_g.node_of) return SHOAL_OK;
+  int *leader_of = calloc((size_t)shoal_g.npes, sizeof *leader_of); /* node -> its leader's team rank + 1 */
+  if (!leader_of) return SHOAL_ERR_NOMEM;
+  for (int r = 0; r < t->size; r++) {
+    int node = shoal_g.node_of[t->world[r]];
+    if (!leader_of[node]) {
+      leader_of[node] = r + 1;
+      if (r == t->rank) t->lead_idx = t->nlead;
+      t->lead[t->nlead++] = r;
+    }
+  }
+  int mynode = shoal_g.node_of[t->world[t->rank]];
+  if (t->lead_idx < 0) {
+    t->mates[t->nmates++] = leader_of[mynode] - 1;
+  } else {
+    for (int r = 0; r < t->size; r++)
+      if (r != t->rank && shoal_g.node_of[t->world[r]] == mynode) t->mates[t->nmates++] = r;
+  }
+  free(leader_of);
+  t->hier = t->nlead > 1 && t->nlead < t->size;
   return SHOAL_OK;
 }
 
@@ -86,6 +117,7 @@ static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstr
     t->rflag[r] = (_Atomic uint64_t *)((char *)(t->flag + (size_t)rank * (size_t)flag_stride) + t->delta[r]);
     t->remote |= !shoal_g.heap_lim[t->world[r]];
   }
+  if (team_hier(t)) return SHOAL_ERR_NOMEM;
   t->config = (shmem_team_config_t){0};
   t->config_mask = 0;
   t->magic = SHOAL_TEAM_MAGIC;
@@ -220,6 +252,7 @@ shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *
     t->rflag[r] = (_Atomic uint64_t *)((char *)(pSync + t->rank) + t->cdelta[r]);
     t->remote |= !shoal_g.heap_lim[t->world[r]];
   }
+  if (team_hier(t)) shoal_fatal(routine, "out of memory for a %d-PE active set", PE_size);
   t->magic = SHOAL_TEAM_MAGIC;
   return t;
 }

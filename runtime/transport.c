@@ -39,6 +39,19 @@ shoal_status_t shoal_tl_setup(const char *routine) {
   shoal_fence_hook = fence_hook;
   for (int p = 0; p < n; p++)
     if (!shoal_g.tl_of[p]) shoal_g.tl_of[p] = t;
+  /* Every PE's node, for the collectives that go through the node (coll.h, "hierarchy"): a PE maps exactly its
+   * node's PEs, so the lowest PE it maps names the node. */
+  int node = shoal_g.me;
+  for (int p = 0; p < n; p++)
+    if (shoal_g.heap_lim[p]) {
+      node = p;
+      break;
+    }
+  shoal_g.node_of = malloc((size_t)n * sizeof *shoal_g.node_of);
+  if (!shoal_g.node_of || shoal_boot_allgather(&shoal_g.boot, &node, shoal_g.node_of, sizeof node)) {
+    shoal_warn("%s: the all-gather of every PE's node failed", routine);
+    return SHOAL_ERR_IO;
+  }
   SHOAL_DEBUG(SHOAL_SUB_OFI, "%d PEs through shm, %d through %s", n - far, far, t->name);
   return SHOAL_OK;
 #else
@@ -58,7 +71,9 @@ void shoal_tl_teardown(void) {
     shoal_quiet_hook = shoal_fence_hook = NULL;
   }
   free(shoal_g.tl_of);
+  free(shoal_g.node_of);
   shoal_g.tl_of = NULL;
+  shoal_g.node_of = NULL;
 }
 
 /* The space holding [sym, sym + n) and sym's offset in it; fatal (naming routine and arg) if none. */
@@ -81,6 +96,7 @@ void shoal_tl_put(const char *routine, int pe, void *sym, const void *src, size_
   size_t off;
   int sp = space_of(routine, "dest", sym, n, &off);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
   if ((nbi ? t->put_nbi : t->put)(sp, pe, off, src, n)) failed(routine, "put", n, pe);
 }
 
@@ -89,6 +105,7 @@ void shoal_tl_get(const char *routine, int pe, const void *sym, void *dst, size_
   size_t off;
   int sp = space_of(routine, "source", sym, n, &off);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
   if ((nbi ? t->get_nbi : t->get)(sp, pe, off, dst, n)) failed(routine, "get", n, pe);
 }
 
@@ -100,6 +117,7 @@ uint64_t shoal_tl_amo(const char *routine, int pe, const void *sym, size_t size,
                   op == SHOAL_TL_AMO_FETCH_INC || op == SHOAL_TL_AMO_FETCH_ADD || op == SHOAL_TL_AMO_FETCH_AND ||
                   op == SHOAL_TL_AMO_FETCH_OR || op == SHOAL_TL_AMO_FETCH_XOR;
   uint64_t old = 0;
+  __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
   if (t->amo(sp, pe, off, op, size == 4 ? SHOAL_TL_UINT32 : SHOAL_TL_UINT64, &v, &c, fetching ? &old : NULL))
     failed(routine, "atomic", size, pe);
   return old;

@@ -242,11 +242,11 @@ START_TEST(load_rejects) {
   load_bad("SHOAL_COLL_GPU_SMS", "2147483648", "at most 2147483647");
   load_bad("SHOAL_SPIN", "9999999999", "at most 2147483647");
   /* Every value is checked at init, the algorithm families too (not at the first collective). */
-  load_bad("SHOAL_COLL_BARRIER_ALGO", "tree", "auto|dissemination|linear");
+  load_bad("SHOAL_COLL_BARRIER_ALGO", "tree", "auto|dissemination|linear|hierarchical");
   load_bad("SHOAL_COLL_BCAST_ALGO", "PUSH", "auto|push|pull|tree|push-unsafe");
   load_bad("SHOAL_COLL_FCOLLECT_ALGO", "", "auto|push|ring|rdbl|push-unsafe");
   load_bad("SHOAL_COLL_ALLTOALL_ALGO", "ring", "auto|push|pairwise|push-unsafe");
-  load_bad("SHOAL_COLL_REDUCE_ALGO", "fast", "auto|oneshot|rdbl|rsag");
+  load_bad("SHOAL_COLL_REDUCE_ALGO", "fast", "auto|oneshot|rdbl|rsag|hierarchical");
   load_bad("SHOAL_COLL_COLLECT_ALGO", "push-unsafe", "auto|push|ring|rdbl");
   load_bad("SHOAL_TOPO", "", "the path of an hwloc .xml file, or a synthetic description");
   /* A bad deprecated spelling is named as set. */

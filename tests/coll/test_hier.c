@@ -1,0 +1,135 @@
+/*
+ * test_hier.c - barriers of a job on several nodes go through each node's leader (issue 12: "collectives on teams
+ * that span nodes use the node-local shm path inside a node and ofi between nodes").
+ *
+ * Nodes are simulated with SHOAL_NODE_PES=k (each run of k PEs maps each other's heaps, libfabric between runs). For
+ * every barrier form (shmem_sync_all, shmem_barrier_all, shmem_team_sync on WORLD, the active-set shmem_sync) the
+ * test counts the operations each PE sends through the transport (shoal_g.tl_ops) over ROUNDS calls and compares
+ * with what the algorithm must send: a node's leader ceil(log2 nodes) per call, every other PE none. Under
+ * SHOAL_COLL_BARRIER_ALGO=dissemination (or when every PE is its own node) it expects the flat dissemination
+ * barrier's count, PE by PE. Each form also runs rounds of value checks (every PE writes its slot on every PE,
+ * quiet, barrier, reads every slot), so a barrier that lets a PE through early fails here too.
+ * Reductions on WORLD (small: one chunk; long: several chunks of the scratch, in place too): every value checked,
+ * and a member that is not its node's leader sends nothing through the transport (flat algorithms: some).
+ * Exit 77 where libfabric is not built in.
+ */
+#include "shoal.h"
+
+#include <shmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROUNDS 50
+#define MAXPE 64
+
+#define LONGN 40000 /* longs: several chunks of WORLD's scratch */
+
+static long slot[2][MAXPE];
+static long red_src[LONGN], red_dst[LONGN];
+static long pSync[SHMEM_SYNC_SIZE];
+static int me, npes, k, fails;
+
+static int node(int pe) { return pe / k; }
+
+static int ceil_log2(int n) {
+  int r = 0;
+  while ((1 << r) < n) r++;
+  return r;
+}
+
+/* Atomics PE me must send through the transport per barrier. */
+static long expected(bool flat) {
+  int nodes = (npes + k - 1) / k;
+  if (nodes == 1) return 0;
+  if (!flat && nodes < npes) return me % k ? 0 : ceil_log2(nodes);
+  long c = 0; /* dissemination over every PE: round d signals me + d */
+  for (int d = 1; d < npes; d <<= 1) c += node((me + d) % npes) != node(me);
+  return c;
+}
+
+static void sync_form(int form) {
+  switch (form) {
+  case 0: shmem_sync_all(); break;
+  case 1: shmem_barrier_all(); break;
+  case 2: shmem_team_sync(SHMEM_TEAM_WORLD); break;
+  default: shmem_sync(0, 0, npes, pSync); break;
+  }
+}
+static const char *const form_name[] = {"shmem_sync_all", "shmem_barrier_all", "shmem_team_sync(WORLD)",
+                                        "shmem_sync(active set)"};
+
+int main(void) {
+  for (int i = 0; i < SHMEM_SYNC_SIZE; i++) pSync[i] = SHMEM_SYNC_VALUE;
+  shmem_init();
+  me = shmem_my_pe();
+  npes = shmem_n_pes();
+  if (!shoal_g.tl) {
+    if (me == 0) printf("test_hier: no transport between nodes runs (libfabric not built in, or one node): skip\n");
+    shmem_finalize();
+    return 77;
+  }
+  if (npes > MAXPE) {
+    shmem_finalize();
+    return 77;
+  }
+  const char *np = getenv("SHOAL_NODE_PES"), *tr = getenv("SHOAL_TRANSPORT"), *al = getenv("SHOAL_COLL_BARRIER_ALGO");
+  k = np ? atoi(np) : npes;
+  if (tr && !strcmp(tr, "ofi")) k = 1;
+  bool flat = al && !strcmp(al, "dissemination");
+  shmem_barrier_all();
+  for (int form = 0; form < 4; form++) {
+    uint64_t before = shoal_g.tl_ops;
+    for (int r = 0; r < ROUNDS; r++) sync_form(form);
+    long sent = (long)(shoal_g.tl_ops - before), want = expected(flat) * ROUNDS;
+    if (sent != want && fails++ < 10)
+      fprintf(stderr, "test_hier: PE %d (node %d of %d PEs each): %s: %ld operations through the transport in %d calls, "
+              "want %ld (%s)\n", me, node(me), k, form_name[form], sent, ROUNDS, want,
+              flat ? "flat dissemination" : me % k ? "a member only signals its leader" : "a node's leader");
+    for (int r = 0; r < ROUNDS; r++) {
+      long *s = slot[r & 1], v = ((long)form << 40) + ((long)r << 16);
+      for (int p = 0; p < npes; p++) shmem_long_p(&s[me], v + me, p);
+      shmem_quiet();
+      sync_form(form);
+      for (int p = 0; p < npes; p++)
+        if (s[p] != v + p && fails++ < 10)
+          fprintf(stderr, "test_hier: PE %d: %s round %d: slot of PE %d holds %#lx, want %#lx\n", me, form_name[form],
+                  r, p, (unsigned long)s[p], (unsigned long)(v + p));
+    }
+  }
+  /* Reductions: element i of PE p is p * 1000003 + i * 7 + r; the sum over PEs is checked for every element. */
+  long sum_pe = (long)npes * (npes - 1) / 2;
+  size_t sizes[] = {1, 5, 300, LONGN};
+  for (int z = 0; z < 4; z++)
+    for (int inplace = 0; inplace < 2; inplace++) {
+      size_t nel = sizes[z];
+      int rounds = nel > 1000 ? 3 : 10;
+      uint64_t before = shoal_g.tl_ops;
+      for (int r = 0; r < rounds; r++) {
+        for (size_t i = 0; i < nel; i++) red_src[i] = (long)me * 1000003 + (long)i * 7 + r;
+        for (size_t i = 0; i < nel; i++) red_dst[i] = -1;
+        long *dst = inplace ? red_src : red_dst;
+        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, red_src, nel);
+        for (size_t i = 0; i < nel; i++) {
+          long want = sum_pe * 1000003 + (long)npes * ((long)i * 7 + r);
+          if (dst[i] != want && fails++ < 10)
+            fprintf(stderr, "test_hier: PE %d: sum_reduce of %zu longs%s round %d: element %zu is %ld, want %ld\n", me,
+                    nel, inplace ? " in place" : "", r, i, dst[i], want);
+        }
+        shmem_barrier_all(); /* the next round rewrites red_src, which a flat algorithm may still read */
+      }
+      long sent = (long)(shoal_g.tl_ops - before) - rounds * expected(flat);
+      int nodes = (npes + k - 1) / k;
+      if (!flat && nodes > 1 && nodes < npes && me % k && sent != 0 && fails++ < 10)
+        fprintf(stderr, "test_hier: PE %d: sum_reduce of %zu longs: %ld operations through the transport in %d calls, "
+                "want none (a member only talks to its leader)\n", me, nel, sent, rounds);
+      if (!flat && nodes > 1 && nodes < npes && !(me % k) && sent <= 0 && fails++ < 10)
+        fprintf(stderr, "test_hier: PE %d: sum_reduce of %zu longs: no operation through the transport, but this "
+                "node's leader must send its node's partial sums\n", me, nel);
+    }
+  shmem_barrier_all();
+  if (me == 0 && !fails) printf("test_hier: %d PEs, %d per node%s: 4 barrier forms and reductions, counts and values OK\n", npes, k,
+                                flat ? " (flat dissemination forced)" : "");
+  shmem_finalize();
+  return fails ? 1 : 0;
+}
