@@ -65,6 +65,7 @@ struct shoal_team {
   int nlead, lead_idx;        /* nodes of the members, and this PE's index among their leaders (-1: not a leader) */
   int *lead;                  /* [nlead] team rank of each node's leader: its first member in the team */
   int *mates, nmates;         /* a leader: the other members of its node; any other member: its leader alone */
+  int *lnode;                 /* [size] each member's node, as its index in lead */
   int rank, size;             /* this PE's number in the team; members */
   int wstart, wstride;        /* member i is world PE wstart + i * wstride (every team here is such a sequence) */
   int slot;                   /* team slot, -1 for an active set */
@@ -237,7 +238,9 @@ enum { SHOAL_ALGO_AUTO = 0 };
 enum { SHOAL_BARRIER_DISSEM = 1, SHOAL_BARRIER_LINEAR, SHOAL_BARRIER_HIER };
 /* *_UNSAFE: the same algorithm without the entry rule (above); never chosen automatically. */
 /* BCAST_STAGED: teams only, and only what fits half the staging; otherwise (forced) push. */
-enum { SHOAL_BCAST_PUSH = 1, SHOAL_BCAST_PULL, SHOAL_BCAST_TREE, SHOAL_BCAST_PUSH_UNSAFE, SHOAL_BCAST_STAGED };
+/* BCAST_HIER: t->hier teams (else the automatic choice). */
+enum { SHOAL_BCAST_PUSH = 1, SHOAL_BCAST_PULL, SHOAL_BCAST_TREE, SHOAL_BCAST_PUSH_UNSAFE, SHOAL_BCAST_STAGED,
+       SHOAL_BCAST_HIER };
 enum { SHOAL_GATHER_PUSH = 1, SHOAL_GATHER_RING, SHOAL_GATHER_RDBL, SHOAL_GATHER_PUSH_UNSAFE }; /* [f]collect */
 enum { SHOAL_A2A_PUSH = 1, SHOAL_A2A_PAIRWISE, SHOAL_A2A_PUSH_UNSAFE };
 enum { SHOAL_REDUCE_ONESHOT = 1, SHOAL_REDUCE_RDBL, SHOAL_REDUCE_RSAG, SHOAL_REDUCE_HIER }; /* HIER: t->hier teams */

@@ -10,6 +10,8 @@
  *     (the copies run on every member's core, not one) and acknowledges; the root returns after every ack.
  *   tree (large teams): a binomial tree of pulls; a member copies from its parent's dest (the root's source for the
  *     root's children), then releases its children and waits for their acks.
+ *   hierarchical (teams on several nodes with two or more members on some node; the automatic choice there): push
+ *     through the nodes, see bcast_hier.
  * Apart from staged, the root's source and every dest are read or written directly: no scratch, no staging copy. */
 #include "coll.h"
 #include "gpu/coll_gpu.h"
@@ -19,6 +21,50 @@
  * pulls need every member scheduled), then pull up to BCAST_PULL_MAX_PES members, then the tree. */
 #define BCAST_PUSH_MAX ((size_t)16 << 10)
 #define BCAST_PULL_MAX_PES 8
+
+static inline int wrap(int x, int n) { return x >= n ? x - n : x; }
+
+/* Teams on several nodes (t->hier): push, with the entry rule (coll.h), through the nodes. The root writes the dest
+ * of its node's members and of every other node's leader, each once it entered; each of those leaders then writes
+ * its members' dest, each once it entered. One copy of the data crosses to each node (flat push: one per PE), and
+ * a member of another node signals only its leader. ready: "entered", ack: "your dest holds the data". */
+static void bcast_hier(shoal_team_t *t, void *dest, const void *src, size_t nb, int root, bool local,
+                       const ptrdiff_t *dd, uint64_t ready, uint64_t ack, const char *routine) {
+  int n = t->size, me = t->rank, rn = t->lnode[root], mn = t->lnode[me];
+  if (me == root) { /* other nodes first: their puts run while this node's copies are made */
+    for (int k = 1; k < n; k++) {
+      int r = wrap(me + k, n);
+      if (t->lnode[r] == rn || t->lead[t->lnode[r]] != r) continue;
+      shoal_coll_wait(t, r, ready);
+      shoal_coll_put(t, r, (char *)dest + dd[r], src, nb, routine);
+    }
+    for (int k = 1; k < n; k++) {
+      int r = wrap(me + k, n);
+      if (t->lnode[r] != rn) continue;
+      shoal_coll_wait(t, r, ready);
+      shoal_coll_put(t, r, (char *)dest + dd[r], src, nb, routine);
+      shoal_coll_post(t, r, ack);
+    }
+    for (int q = 0; q < t->nlead; q++)
+      if (q != rn) shoal_coll_post(t, t->lead[q], ack);
+    if (local) memcpy(dest, src, nb);
+    return;
+  }
+  if (mn != rn && t->lead_idx < 0) { /* written by its leader */
+    shoal_coll_post(t, t->mates[0], ready);
+    shoal_coll_wait(t, t->mates[0], ack);
+    return;
+  }
+  shoal_coll_post(t, root, ready);
+  shoal_coll_wait(t, root, ack);
+  if (mn == rn) return;
+  for (int k = 0; k < t->nmates; k++) { /* a leader of another node: on to its members */
+    int r = t->mates[k];
+    shoal_coll_wait(t, r, ready);
+    memcpy((char *)dest + dd[r], dest, nb);
+    shoal_coll_post(t, r, ack);
+  }
+}
 
 void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, int root, bool root_copies,
                       const char *routine) {
@@ -32,7 +78,13 @@ void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, i
     return;
   }
   bool stage_fits = nb <= t->stage_half; /* 0 for active sets */
-  if (algo == SHOAL_ALGO_AUTO)
+  if (SHOAL_UNLIKELY(t->hier) && (algo == SHOAL_ALGO_AUTO || algo == SHOAL_BCAST_HIER)) {
+    uint64_t ready = t->seq + 1, ack = t->seq + 2;
+    t->seq += 2;
+    bcast_hier(t, dest, src, nb, root, local, dd, ready, ack, routine);
+    return;
+  }
+  if (algo == SHOAL_ALGO_AUTO || algo == SHOAL_BCAST_HIER)
     algo = stage_fits                                                 ? SHOAL_BCAST_STAGED
          : nb <= BCAST_PUSH_MAX * (shoal_coll_oversubscribed ? 4 : 1) ? SHOAL_BCAST_PUSH
          : n <= BCAST_PULL_MAX_PES                                    ? SHOAL_BCAST_PULL

@@ -47,9 +47,10 @@ static const env_var_t env_table[] = {
   {"SHOAL_COLL_BARRIER_ALGO", ENV_ENUM, "auto", F(coll_algo[0]), "auto|dissemination|linear|hierarchical",
    "barrier algorithm of every barrier and sync (shmem_barrier_all and shmem_sync_all too; hierarchical: through "
    "each node's leader, on teams spanning nodes; auto takes it there)"},
-  {"SHOAL_COLL_BCAST_ALGO", ENV_ENUM, "auto", F(coll_algo[1]), "auto|push|pull|tree|push-unsafe|staged",
+  {"SHOAL_COLL_BCAST_ALGO", ENV_ENUM, "auto", F(coll_algo[1]), "auto|push|pull|tree|push-unsafe|staged|hierarchical",
    "broadcast algorithm (push-unsafe: push without waiting for each PE to enter the call, so it can overwrite a "
-   "previous result a PE has not read yet: only with a barrier between calls; staged: teams, small sizes)"},
+   "previous result a PE has not read yet: only with a barrier between calls; staged: teams, small sizes; "
+   "hierarchical: through each node's leader, on teams spanning nodes, where auto takes it)"},
   {"SHOAL_COLL_FCOLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[2]), "auto|push|ring|rdbl|push-unsafe",
    "fcollect algorithm (push-unsafe: as for broadcast)"},
   {"SHOAL_COLL_ALLTOALL_ALGO", ENV_ENUM, "auto", F(coll_algo[3]), "auto|push|pairwise|push-unsafe",

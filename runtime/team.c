@@ -37,7 +37,7 @@ static shoal_status_t team_arrays(shoal_team_t *t, int n) {
   if (t->cap >= n) return SHOAL_OK;
   free(t->delta); /* the block */
   size_t un = (size_t)n;
-  char *b = malloc(un * (3 * sizeof(int) + 4 * sizeof(ptrdiff_t) + sizeof(void *)) + (un + 1) * sizeof(size_t));
+  char *b = malloc(un * (4 * sizeof(int) + 4 * sizeof(ptrdiff_t) + sizeof(void *)) + (un + 1) * sizeof(size_t));
   if (!b) return SHOAL_ERR_NOMEM;
   t->delta = (ptrdiff_t *)b;
   t->adelta = t->delta + un; /* an active set's cdelta */
@@ -48,6 +48,7 @@ static shoal_status_t team_arrays(shoal_team_t *t, int n) {
   t->world = (int *)(t->offs + un + 1);
   t->lead = t->world + un;
   t->mates = t->lead + un;
+  t->lnode = t->mates + un;
   t->cap = n;
   return SHOAL_OK;
 }
@@ -59,19 +60,20 @@ static shoal_status_t team_hier(shoal_team_t *t) {
   t->nlead = t->nmates = 0;
   t->lead_idx = -1;
   if (!t->remote || !shoal_g.node_of) return SHOAL_OK;
-  int *leader_of = calloc((size_t)shoal_g.npes, sizeof *leader_of); /* node -> its leader's team rank + 1 */
+  int *leader_of = calloc((size_t)shoal_g.npes, sizeof *leader_of); /* node -> its index in lead + 1 */
   if (!leader_of) return SHOAL_ERR_NOMEM;
   for (int r = 0; r < t->size; r++) {
     int node = shoal_g.node_of[t->world[r]];
     if (!leader_of[node]) {
-      leader_of[node] = r + 1;
+      leader_of[node] = t->nlead + 1;
       if (r == t->rank) t->lead_idx = t->nlead;
       t->lead[t->nlead++] = r;
     }
+    t->lnode[r] = leader_of[node] - 1;
   }
   int mynode = shoal_g.node_of[t->world[t->rank]];
   if (t->lead_idx < 0) {
-    t->mates[t->nmates++] = leader_of[mynode] - 1;
+    t->mates[t->nmates++] = t->lead[leader_of[mynode] - 1];
   } else {
     for (int r = 0; r < t->size; r++)
       if (r != t->rank && shoal_g.node_of[t->world[r]] == mynode) t->mates[t->nmates++] = r;

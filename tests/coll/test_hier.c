@@ -9,7 +9,7 @@
  * SHOAL_COLL_BARRIER_ALGO=dissemination (or when every PE is its own node) it expects the flat dissemination
  * barrier's count, PE by PE. Each form also runs rounds of value checks (every PE writes its slot on every PE,
  * quiet, barrier, reads every slot), so a barrier that lets a PE through early fails here too.
- * Reductions on WORLD (small: one chunk; long: several chunks of the scratch, in place too): every value checked,
+ * Broadcasts from several roots, counted the same way (see below), and reductions on WORLD (small: one chunk; long: several chunks of the scratch, in place too): every value checked,
  * and a member that is not its node's leader sends nothing through the transport (flat algorithms: some).
  * Exit 77 where libfabric is not built in.
  */
@@ -127,8 +127,32 @@ int main(void) {
         fprintf(stderr, "test_hier: PE %d: sum_reduce of %zu longs: no operation through the transport, but this "
                 "node's leader must send its node's partial sums\n", me, nel);
     }
+  /* Broadcasts from three roots: values, and the operations through the transport per call: the root one put and
+   * one signal to each other node's leader, such a leader one signal (it entered) to the root, nobody else any. */
+  int roots[3] = {0, 1, npes - 1};
+  for (int z = 0; z < 2; z++)
+    for (int q = 0; q < 3; q++) {
+      size_t nel = z ? LONGN : 3;
+      int root = roots[q], rounds = z ? 3 : 10, nodes = (npes + k - 1) / k;
+      uint64_t before = shoal_g.tl_ops;
+      for (int r = 0; r < rounds; r++) {
+        for (size_t i = 0; i < nel; i++) red_src[i] = (long)root * 1000003 + (long)i * 11 + r;
+        for (size_t i = 0; i < nel; i++) red_dst[i] = -1;
+        shmem_long_broadcast(SHMEM_TEAM_WORLD, red_dst, red_src, nel, root);
+        for (size_t i = 0; i < nel; i++)
+          if (red_dst[i] != (long)root * 1000003 + (long)i * 11 + r && fails++ < 10)
+            fprintf(stderr, "test_hier: PE %d: broadcast of %zu longs from %d round %d: element %zu is %ld\n", me,
+                    nel, root, r, i, red_dst[i]);
+      }
+      long sent = (long)(shoal_g.tl_ops - before);
+      long want = me == root ? 2L * (nodes - 1) : !(me % k) && node(me) != node(root) ? 1 : 0;
+      if (!flat && nodes > 1 && nodes < npes && sent != want * rounds && fails++ < 10)
+        fprintf(stderr, "test_hier: PE %d: broadcast of %zu longs from PE %d: %ld operations through the transport in "
+                "%d calls, want %ld\n", me, nel, root, sent, rounds, want * rounds);
+      shmem_barrier_all();
+    }
   shmem_barrier_all();
-  if (me == 0 && !fails) printf("test_hier: %d PEs, %d per node%s: 4 barrier forms and reductions, counts and values OK\n", npes, k,
+  if (me == 0 && !fails) printf("test_hier: %d PEs, %d per node%s: barriers, broadcasts and reductions, counts and values OK\n", npes, k,
                                 flat ? " (flat dissemination forced)" : "");
   shmem_finalize();
   return fails ? 1 : 0;
