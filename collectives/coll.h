@@ -60,8 +60,9 @@ struct shoal_team {
   bool aset;                  /* active set: pSync counters instead of a slot */
   bool predefined;            /* WORLD / SHARED: cannot be destroyed */
   bool remote;                /* a member is on another node (reached through the transport): see shoal_coll_far */
-  bool hier;                  /* members on several nodes, two or more on some node: barriers go through the nodes
-                                 (coll_barrier.c); set with the fields below by the teams module */
+  bool hier;                  /* members on several nodes, two or more on some node: barrier, broadcast and
+                                 reduction go through the nodes; set with the fields below by the teams module */
+  bool pow2_runs;             /* hier, and the nodes are runs of the same power-of-two number of members */
   int nlead, lead_idx;        /* nodes of the members, and this PE's index among their leaders (-1: not a leader) */
   int *lead;                  /* [nlead] team rank of each node's leader: its first member in the team */
   int *mates, nmates;         /* a leader: the other members of its node; any other member: its leader alone */

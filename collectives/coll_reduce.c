@@ -9,8 +9,8 @@
  *     written, all members busy at once, two exchanges. Active sets (no scratch) always use it.
  *   hierarchical (teams on several nodes with two or more members on some node): through each node's leader, see
  *     reduce_hier; the automatic choice on such teams, oneshot/rdbl/rsag as above on any other.
- * oneshot and rdbl take long vectors in chunks that fit half the team's scratch; consecutive chunks alternate
- * halves (coll.h). Every member combines in the same order, so all get bit-identical results. */
+ * oneshot, rdbl and hierarchical take long vectors in chunks that fit half the team's scratch; consecutive chunks
+ * alternate halves (coll.h). Every member combines in the same order, so all get bit-identical results. */
 #include "coll.h"
 #include "gpu/coll_gpu_reduce.h"
 
@@ -115,11 +115,11 @@ static void reduce_hier(shoal_team_t *t, char *dest, const char *src, size_t nel
       memcpy(part, mine, cb);
     }
     int nl = t->nlead, li = t->lead_idx;
-    for (int k = 1; k < nl; k++) {
+    for (int k = 1; k < nl; k++) { /* every put first: the first post's fence completes them all at once */
       int r = t->lead[wrap(li + k, nl)];
       shoal_coll_put(t, r, part + t->delta[r], part, cb, routine);
-      shoal_coll_post(t, r, v);
     }
+    for (int k = 1; k < nl; k++) shoal_coll_post(t, t->lead[wrap(li + k, nl)], v);
     for (int k = 1; k < nl; k++) shoal_coll_wait(t, t->lead[wrap(li - k, nl)], v);
 #define IN(q) (h + (size_t)t->lead[q] * per)
     COMBINE(op, out, nl, IN, c);
@@ -196,10 +196,10 @@ void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nele
   size_t per_oneshot = (half / (size_t)n) & ~(size_t)(SHOAL_CACHELINE - 1);
   size_t per_rdbl = pow2 ? (half / (size_t)__builtin_ctz((unsigned)n)) & ~(size_t)(SHOAL_CACHELINE - 1) : 0;
   /* On teams spanning nodes the automatic choice goes through the nodes, except where rdbl would run past
-   * HIER_RDBL_MIN: its pairwise steps send from every PE at once, and with nodes of power-of-two runs of PEs its
-   * first steps stay inside a node (4 PEs, 2 per node: the leaders' funnel took 1.2x rdbl's time at 16 KiB, 1.6x at
-   * 64 KiB; at 2-4 KiB 0.7-0.9x). */
-  bool rdbl_wins = pow2 && n >= 4 && nb > HIER_RDBL_MIN && nb <= RDBL_MAX && per_rdbl >= esize;
+   * HIER_RDBL_MIN on nodes that are runs of the same power-of-two number of members: there rdbl's first steps stay
+   * inside a node and its last ones send from every PE at once (4 PEs, 2 per node: the leaders' funnel took 1.2x
+   * rdbl's time at 16 KiB, 1.6x at 64 KiB; at 2-4 KiB 0.7-0.9x). Elsewhere every rdbl step may cross nodes. */
+  bool rdbl_wins = t->pow2_runs && pow2 && n >= 4 && nb > HIER_RDBL_MIN && nb <= RDBL_MAX && per_rdbl >= esize;
   if (SHOAL_UNLIKELY(t->hier) && per_oneshot >= esize &&
       ((algo == SHOAL_ALGO_AUTO && !rdbl_wins) || algo == SHOAL_REDUCE_HIER)) {
     reduce_hier(t, dest, src, nelems, esize, op, dd, routine);

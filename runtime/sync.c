@@ -136,7 +136,7 @@ void shoal_barrier_world(void) {
 static void barrier_all(const char *routine) {
   int algo = shoal_coll_algo(SHOAL_COLL_BARRIER, routine);
   if (SHOAL_UNLIKELY(algo == SHOAL_BARRIER_LINEAR) ||
-      (SHOAL_UNLIKELY(((shoal_team_t *)SHMEM_TEAM_WORLD)->hier) && algo != SHOAL_BARRIER_DISSEM))
+      (SHOAL_UNLIKELY(SHMEM_TEAM_WORLD && ((shoal_team_t *)SHMEM_TEAM_WORLD)->hier) && algo != SHOAL_BARRIER_DISSEM))
     shoal_coll_barrier((shoal_team_t *)SHMEM_TEAM_WORLD, routine);
   else
     shoal_barrier_world();

@@ -56,12 +56,19 @@ static shoal_status_t team_arrays(shoal_team_t *t, int n) {
 /* The nodes of t's members (coll.h): set once its members and t->remote are known. A team whose members are all on
  * one node, or each on its own, has nothing to gain from them (hier false). */
 static shoal_status_t team_hier(shoal_team_t *t) {
-  t->hier = false;
+  t->hier = t->pow2_runs = false;
   t->nlead = t->nmates = 0;
   t->lead_idx = -1;
   if (!t->remote || !shoal_g.node_of) return SHOAL_OK;
-  int *leader_of = calloc((size_t)shoal_g.npes, sizeof *leader_of); /* node -> its index in lead + 1 */
-  if (!leader_of) return SHOAL_ERR_NOMEM;
+  /* node -> its index in lead + 1; kept per thread (active sets come here at every cache miss) */
+  static _Thread_local int *leader_of, cap;
+  if (cap < shoal_g.npes) {
+    free(leader_of);
+    cap = 0;
+    if (!(leader_of = malloc((size_t)shoal_g.npes * sizeof *leader_of))) return SHOAL_ERR_NOMEM;
+    cap = shoal_g.npes;
+  }
+  memset(leader_of, 0, (size_t)shoal_g.npes * sizeof *leader_of);
   for (int r = 0; r < t->size; r++) {
     int node = shoal_g.node_of[t->world[r]];
     if (!leader_of[node]) {
@@ -78,8 +85,10 @@ static shoal_status_t team_hier(shoal_team_t *t) {
     for (int r = 0; r < t->size; r++)
       if (r != t->rank && shoal_g.node_of[t->world[r]] == mynode) t->mates[t->nmates++] = r;
   }
-  free(leader_of);
   t->hier = t->nlead > 1 && t->nlead < t->size;
+  int run = t->size / t->nlead;
+  t->pow2_runs = t->hier && t->size % t->nlead == 0 && !(run & (run - 1));
+  for (int r = 0; r < t->size && t->pow2_runs; r++) t->pow2_runs = t->lnode[r] == r / run;
   return SHOAL_OK;
 }
 

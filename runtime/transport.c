@@ -48,7 +48,11 @@ shoal_status_t shoal_tl_setup(const char *routine) {
       break;
     }
   shoal_g.node_of = malloc((size_t)n * sizeof *shoal_g.node_of);
-  if (!shoal_g.node_of || shoal_boot_allgather(&shoal_g.boot, &node, shoal_g.node_of, sizeof node)) {
+  if (!shoal_g.node_of) {
+    shoal_warn("%s: out of memory for the table of %d PEs' nodes", routine, n);
+    return SHOAL_ERR_NOMEM;
+  }
+  if (shoal_boot_allgather(&shoal_g.boot, &node, shoal_g.node_of, sizeof node)) {
     shoal_warn("%s: the all-gather of every PE's node failed", routine);
     return SHOAL_ERR_IO;
   }
