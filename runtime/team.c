@@ -55,18 +55,19 @@ static shoal_status_t team_arrays(shoal_team_t *t, int n) {
 
 /* The nodes of t's members (coll.h): set once its members and t->remote are known. A team whose members are all on
  * one node, or each on its own, has nothing to gain from them (hier false). */
+static _Thread_local int *hier_buf, hier_cap; /* team_hier's table, kept per thread: active sets come there at
+                                                 every cache miss */
 static shoal_status_t team_hier(shoal_team_t *t) {
   t->hier = t->pow2_runs = false;
   t->nlead = t->nmates = 0;
   t->lead_idx = -1;
   if (!t->remote || !shoal_g.node_of) return SHOAL_OK;
-  /* node -> its index in lead + 1; kept per thread (active sets come here at every cache miss) */
-  static _Thread_local int *leader_of, cap;
-  if (cap < shoal_g.npes) {
-    free(leader_of);
-    cap = 0;
-    if (!(leader_of = malloc((size_t)shoal_g.npes * sizeof *leader_of))) return SHOAL_ERR_NOMEM;
-    cap = shoal_g.npes;
+  int *leader_of = hier_buf; /* node -> its index in lead + 1 */
+  if (hier_cap < shoal_g.npes) {
+    free(hier_buf);
+    hier_cap = 0;
+    if (!(leader_of = hier_buf = malloc((size_t)shoal_g.npes * sizeof *leader_of))) return SHOAL_ERR_NOMEM;
+    hier_cap = shoal_g.npes;
   }
   memset(leader_of, 0, (size_t)shoal_g.npes * sizeof *leader_of);
   for (int r = 0; r < t->size; r++) {
@@ -204,6 +205,9 @@ void shoal_team_fini(void) {
   pool_next = 2;
   team_free(&aset_obj);
   aset_obj.magic = 0;
+  free(hier_buf);
+  hier_buf = NULL;
+  hier_cap = 0;
   aset_obj.psync = NULL;
 }
 
