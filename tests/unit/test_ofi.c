@@ -298,7 +298,10 @@ int sched_yield(void) {
 
 /* A transport wait backs off as the runtime's waits do: where PEs share CPUs (shoal_wait_init(true), as init sets
  * when the node's PEs outnumber its CPUs) it yields at its first step, so that the PE it waits for can run. (A fixed
- * 4096 polls before the first yield held a shared CPU for milliseconds: a get completed without ever yielding.) */
+ * 4096 polls before the first yield held a shared CPU for milliseconds: a get completed without ever yielding.)
+ * The target progresses every 300 us, so that every get waits: with the target polling flat out, a get whose
+ * initiator was descheduled right after posting it found its answer at the first poll (no wait, no yield), and on a
+ * loaded machine (CI) that was most of them. 300 us is ~300 polls of a wait, far below the 4096 of the old code. */
 static void test_wait_yields(void) {
   enum { NGET = 100 };
   atomic_store(&sh->phase, 0);
@@ -314,7 +317,10 @@ static void test_wait_yields(void) {
     CHECK(y >= NGET / 2, "%d gets waited with PEs sharing CPUs and yielded %ld times (want one or more per get)",
           NGET, y);
   } else if (me == 1) {
-    while (atomic_load(&sh->phase) == 0) tl->progress();
+    while (atomic_load(&sh->phase) == 0) {
+      tl->progress();
+      usleep(300);
+    }
   }
   barrier();
 }
