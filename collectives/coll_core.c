@@ -9,11 +9,12 @@ void shoal_coll_exchange(shoal_team_t *t, uint64_t v) {
 }
 
 void shoal_coll_post_far(const shoal_team_t *t, int r, uint64_t v) {
+  if (!t->aset) {
+    shoal_tl_signal("collective", t->world[r], (void *)t->rflag[r], v);
+    return;
+  }
   shoal_tl_fence("collective");
-  if (!t->aset)
-    shoal_tl_amo("collective", t->world[r], (void *)t->rflag[r], 8, SHOAL_TL_AMO_SET, v, 0);
-  else
-    shoal_tl_amo("collective", t->world[r], (void *)t->rflag[r], 8, SHOAL_TL_AMO_ADD, 1, 0);
+  shoal_tl_amo("collective", t->world[r], (void *)t->rflag[r], 8, SHOAL_TL_AMO_ADD, 1, 0);
 }
 
 char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done) {

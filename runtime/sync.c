@@ -125,7 +125,7 @@ void shoal_barrier_world(void) {
     if (SHOAL_LIKELY(shoal_g.heap_lim[to]))
       atomic_store_explicit((_Atomic uint64_t *)((char *)mine + shoal_g.heap_delta[to]), e, memory_order_release);
     else /* a PE of another node */
-      shoal_tl_amo("shmem_barrier_all", to, (void *)mine, sizeof(uint64_t), SHOAL_TL_AMO_SET, e, 0);
+      shoal_tl_signal("shmem_barrier_all", to, (void *)mine, e);
     SHOAL_WAIT_WHILE(atomic_load_explicit(mine, memory_order_acquire) < e);
   }
 }

@@ -127,6 +127,14 @@ uint64_t shoal_tl_amo(const char *routine, int pe, const void *sym, size_t size,
   return old;
 }
 
+void shoal_tl_signal(const char *routine, int pe, void *sym, uint64_t v) {
+  size_t off;
+  int sp = space_of(routine, "flag", sym, sizeof v, &off);
+  const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+  if (t->signal(sp, pe, off, v)) failed(routine, "signal", sizeof v, pe);
+}
+
 void shoal_tl_fence(const char *routine) {
   if (shoal_g.tl && shoal_g.tl->fence()) shoal_fatal(routine, "fence through %s failed", shoal_g.tl->name);
 }

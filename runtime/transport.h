@@ -50,6 +50,10 @@ typedef struct shoal_tl_ops {
    * Every AMO on one object of one type is atomic with every other, from any PE. */
   shoal_status_t (*amo)(int space, int pe, size_t off, int op, int type, const void *operand, const void *compare,
                         void *fetch);
+  /* The runtime's own flag cells (barriers, collectives): stores the 8-byte v at off on pe, arriving after every put
+   * and AMO this PE issued to pe before it, without waiting for anything. A poller on pe that sees v sees those
+   * puts. Not atomic against AMOs on the same cell: a cell is either signalled or updated by AMOs, never both. */
+  shoal_status_t (*signal)(int space, int pe, size_t off, uint64_t v);
   /* Every put, AMO and nbi operation issued so far is complete at its target (spec 9.11.2). */
   shoal_status_t (*quiet)(void);
   /* Puts and AMOs issued before it reach each PE before those issued after it (spec 9.11.1). */
@@ -88,6 +92,9 @@ void shoal_tl_teardown(void);
 void shoal_tl_put(const char *routine, int pe, void *sym, const void *src, size_t n, bool nbi);
 void shoal_tl_get(const char *routine, int pe, const void *sym, void *dst, size_t n, bool nbi);
 uint64_t shoal_tl_amo(const char *routine, int pe, const void *sym, size_t size, int op, uint64_t v, uint64_t c);
+/* Stores v in pe's instance of the 8-byte flag cell sym after everything this PE put to pe (the ops table's signal:
+ * no round trip where the provider orders writes). For the runtime's flag cells only. Fatal on failure. */
+void shoal_tl_signal(const char *routine, int pe, void *sym, uint64_t v);
 /* The transport's fence and quiet, if one runs between nodes (no-ops otherwise). */
 void shoal_tl_fence(const char *routine);
 void shoal_tl_quiet(const char *routine);
@@ -107,6 +114,7 @@ typedef struct shoal_tl_ofi_info {
   int native_types;
   size_t inject_size;
   uint64_t thread_progress, thread_holds;
+  uint64_t writes, reads; /* operations issued so far: puts, non-fetching AMOs, signals; gets, fetching AMOs, flushes */
 } shoal_tl_ofi_info_t;
 void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out);
 #endif

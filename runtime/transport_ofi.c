@@ -377,6 +377,7 @@ static inline void mark_dirty(int pe) {
 }
 
 static shoal_status_t fence_before(bool amo, bool fallback);
+static shoal_status_t quiet_common(void);
 
 /* ---- RMA ---- */
 static shoal_status_t write_dc(const void *src, size_t n, int pe, uint64_t raddr, uint64_t key, uint64_t flags) {
@@ -557,6 +558,35 @@ static shoal_status_t tl_amo(int space, int pe, size_t off, int op, int type, co
                              const void *compare, void *fetch) {
   MT(amo_common(space, pe, off, op, type, operand, compare, fetch));
 }
+
+/* A flag store after what this PE issued to pe. Where writes are ordered (lazy_fence: RMA_WAW, and RMA_RAW so that
+ * puts need no delivery completion), an inject write behind the puts, once this PE's earlier non-fetching AMOs
+ * completed (no order between AMOs and RMA): one message, no answer, where an AMO after a fence costs a quiet's round
+ * trip and rxm's answer. Its 8 bytes land in the receiver's copy from the socket, which writes in ascending address
+ * order: a poller sees the old value, the new low bytes with the old high ones (below the new value, for flags that
+ * only grow), or the new value. Not marked dirty: quiet owes the application's operations, not the runtime's flags.
+ * Otherwise a quiet, then the AMO. */
+static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
+  if (bad_target(space, pe, off, sizeof v)) return bad_call("shoal_tl_ofi_signal", space, pe, off, sizeof v);
+  if (SHOAL_UNLIKELY(off % sizeof v)) {
+    shoal_warn("shoal_tl_ofi_signal: offset %zu on pe %d is not 8-byte aligned", off, pe);
+    return SHOAL_ERR_INVAL;
+  }
+  shoal_status_t rc;
+  if (SHOAL_UNLIKELY(!ofi.lazy_fence || sizeof v > ofi.inject_size)) {
+    if ((rc = quiet_common())) return rc;
+    return amo_common(space, pe, off, SHOAL_TL_AMO_SET, SHOAL_TL_UINT64, &v, NULL, NULL);
+  }
+  if (ofi.amo_out) {
+    if ((rc = WAIT_W())) return rc;
+    ofi.amo_out = ofi.fence_a = false;
+  }
+  POST("fi_inject_write", fi_inject_write(ofi.ep, &v, sizeof v, ofi.addr[pe], ofi.rbase[space][pe] + off,
+                                          ofi.rkey[space][pe]));
+  atomic_fetch_add_explicit(&ofi.w_issued, 1, memory_order_relaxed);
+  return SHOAL_OK;
+}
+static shoal_status_t tl_signal(int space, int pe, size_t off, uint64_t v) { MT(signal_common(space, pe, off, v)); }
 
 /* ---- completion ---- */
 static shoal_status_t quiet_common(void) {
@@ -768,7 +798,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   struct fi_cq_attr txa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
   if ((ret = fi_cq_open(ofi.domain, &txa, &ofi.txcq, NULL))) { rc = open_fail("fi_cq_open", ret); goto fail; }
   /* The receive CQ gets a wait object for the progress thread; a provider without one runs without that thread. */
-  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_FD};
+  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = getenv("XX_NOTHREAD") ? FI_WAIT_NONE : FI_WAIT_FD};
   bool can_wait = true;
   ofi.wait_fd = -1;
   if (fi_cq_open(ofi.domain, &rxa, &ofi.rxcq, NULL)) {
@@ -876,7 +906,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
     shoal_warn("fi_cq_open: %s has no CQ wait object: progress only inside transport calls",
                info->fabric_attr->prov_name);
   ofi.up = true;
-  if (need && can_wait) {
+  if (need && can_wait && !getenv("XX_NOTHREAD")) {
     sigset_t all_sigs, old;
     sigfillset(&all_sigs);
     pthread_sigmask(SIG_SETMASK, &all_sigs, &old); /* signals stay with the application's threads */
@@ -942,12 +972,13 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .virt_addr = ofi.info && (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR),
                                .hmem = ofi.hmem, .native_types = n, .inject_size = ofi.inject_size,
                                .thread_progress = atomic_load(&ofi.thread_progress),
-                               .thread_holds = atomic_load(&ofi.thread_holds)};
+                               .thread_holds = atomic_load(&ofi.thread_holds), .writes = atomic_load(&ofi.w_issued),
+                               .reads = atomic_load(&ofi.r_issued)};
 }
 
 const shoal_tl_ops_t shoal_tl_ofi_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "ofi", .init = tl_init, .reg = tl_reg, .put = tl_put, .get = tl_get,
-  .put_nbi = tl_put_nbi, .get_nbi = tl_get_nbi, .amo = tl_amo, .quiet = tl_quiet, .fence = tl_fence,
+  .put_nbi = tl_put_nbi, .get_nbi = tl_get_nbi, .amo = tl_amo, .signal = tl_signal, .quiet = tl_quiet, .fence = tl_fence,
   .progress = tl_progress,
   .fini = tl_fini,
 };

@@ -24,6 +24,13 @@ static shoal_status_t shm_put(int space, int pe, size_t off, const void *src, si
   return SHOAL_OK;
 }
 
+static shoal_status_t shm_signal(int space, int pe, size_t off, uint64_t v) {
+  void *d = at(space, pe, off, sizeof v);
+  if (!d || off % sizeof v) return nosys("shoal_tl_shm_signal", space, pe);
+  __atomic_store_n((uint64_t *)d, v, __ATOMIC_RELEASE);
+  return SHOAL_OK;
+}
+
 static shoal_status_t shm_get(int space, int pe, size_t off, void *dst, size_t n) {
   const void *s = at(space, pe, off, n);
   if (!s) return nosys("shoal_tl_shm_get", space, pe);
@@ -93,6 +100,6 @@ static void shm_progress(void) {}
 
 const shoal_tl_ops_t shoal_tl_shm_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "shm", .init = shm_init, .reg = shm_reg, .put = shm_put, .get = shm_get,
-  .put_nbi = shm_put, .get_nbi = shm_get, .amo = shm_amo, .quiet = shm_quiet, .fence = shm_fence,
+  .put_nbi = shm_put, .get_nbi = shm_get, .amo = shm_amo, .signal = shm_signal, .quiet = shm_quiet, .fence = shm_fence,
   .progress = shm_progress, .fini = shm_fini,
 };

@@ -16,6 +16,8 @@
  */
 #include "coll.h" /* SHOAL_TEAM_SCRATCH_WORLD: the reduction's chunks */
 
+#include "transport.h"
+
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,12 @@ static double dsrc[3][64], ddst[2][64];
 static long dbits[MAXPE];
 
 static int node(int pe) { return pe / k; }
+/* Reads this PE issued through libfabric so far (gets, fetching AMOs, a quiet's flush reads). */
+static uint64_t ofi_reads(void) {
+  shoal_tl_ofi_info_t i;
+  shoal_tl_ofi_query(&i);
+  return i.reads;
+}
 
 static int ceil_log2(int n) {
   int r = 0;
@@ -142,7 +150,7 @@ int main(void) {
     for (int q = 0; q < 3; q++) {
       size_t nel = z ? LONGN : 3;
       int root = roots[q], rounds = z ? 3 : 10, nodes = (npes + k - 1) / k;
-      uint64_t before = shoal_g.tl_ops;
+      uint64_t before = shoal_g.tl_ops, reads = ofi_reads();
       for (int r = 0; r < rounds; r++) {
         for (size_t i = 0; i < nel; i++) red_src[i] = (long)root * 1000003 + (long)i * 11 + r;
         for (size_t i = 0; i < nel; i++) red_dst[i] = -1;
@@ -157,6 +165,11 @@ int main(void) {
       if (counting && !flat && nodes > 1 && nodes < npes && sent != want * rounds && fails++ < 10)
         fprintf(stderr, "test_hier: PE %d: broadcast of %zu longs from PE %d: %ld operations through the transport in "
                 "%d calls, want %ld\n", me, nel, root, sent, rounds, want * rounds);
+      /* The signal after the data is ordered behind it on the wire: no flush read (a round trip) per signal. */
+      reads = ofi_reads() - reads;
+      if (counting && reads && fails++ < 10)
+        fprintf(stderr, "test_hier: PE %d: broadcast of %zu longs from PE %d: %lu reads through the transport in %d "
+                "calls, want 0 (a signal after puts waits for nothing)\n", me, nel, root, (unsigned long)reads, rounds);
       shmem_barrier_all();
     }
   /* Back to back, no barrier between the calls: sources rotate over three buffers, dests over two (a PE may still

@@ -548,6 +548,43 @@ static void test_fence(void) {
   free(src);
 }
 
+/* The runtime's flag signal: an AMO and puts, then the signal, with no fence: a PE that sees the flag sees the data
+ * and the sum. Where writes are ordered (the first life) it issues no read: no flush, no round trip. */
+static void test_signal(void) {
+  int right = (me + 1) % np;
+  volatile int64_t *flag = (volatile int64_t *)(heap + FEN_OFF);
+  memset(heap + FEN_OFF, 0, FEN_LEN);
+  OK(tl->quiet());
+  barrier();
+  shoal_tl_ofi_info_t a, b;
+  shoal_tl_ofi_query(&a);
+  char *src = malloc(FEN_BLOCK);
+  for (int r = 1; r <= FEN_ROUNDS; r++) {
+    size_t n = r % 2 ? FEN_BLOCK : 100;
+    memset(src, r, n);
+    OK(tl->amo(SHOAL_SPACE_HEAP, right, FEN_OFF + 8, SHOAL_TL_AMO_ADD, SHOAL_TL_INT64, &(int64_t){r}, NULL, NULL));
+    OK(tl->put(SHOAL_SPACE_HEAP, right, FEN_OFF + 4096 + (size_t)(r - 1) * FEN_BLOCK, src, n));
+    OK(tl->signal(SHOAL_SPACE_HEAP, right, FEN_OFF, (uint64_t)r));
+    double t0 = now();
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < r && now() - t0 < 20) tl->progress();
+    const char *d = heap + FEN_OFF + 4096 + (size_t)(r - 1) * FEN_BLOCK;
+    size_t want = r % 2 ? FEN_BLOCK : 100;
+    CHECK(*flag >= r && d[0] == r && d[want - 1] == r, "signal: round %d flag %lld seen before its data (%d, %d)", r,
+          (long long)*flag, d[0], d[want - 1]);
+    int64_t sum = *(volatile int64_t *)(heap + FEN_OFF + 8);
+    CHECK(sum >= (int64_t)r * (r + 1) / 2, "signal: round %d flag seen before the add before it (sum %lld, want %d)",
+          r, (long long)sum, r * (r + 1) / 2);
+  }
+  shoal_tl_ofi_query(&b);
+  if (a.flush_read)
+    CHECK(b.reads == a.reads, "signal: %llu reads issued by %d signals after puts (want none: writes are ordered)",
+          (unsigned long long)(b.reads - a.reads), FEN_ROUNDS);
+  CHECK(tl->signal(SHOAL_SPACE_HEAP, right, FEN_OFF + 4, 1) == SHOAL_ERR_INVAL, "a misaligned signal accepted");
+  OK(tl->quiet());
+  barrier();
+  free(src);
+}
+
 /* One whole life of the transport on one PE: init, every test, fini; fds and threads as before. */
 static void run_life(unsigned force) {
   int fds0 = count_dir("/proc/self/fd"), threads0 = count_dir("/proc/self/task");
@@ -578,6 +615,7 @@ static void run_life(unsigned force) {
   test_remote_completion();
   test_amo();
   test_fence();
+  test_signal();
   barrier(); /* nobody reads our memory any more */
   tl->fini();
   int fds1 = count_dir("/proc/self/fd"), threads1 = count_dir("/proc/self/task");
