@@ -128,7 +128,7 @@ shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *
  * and rflag pointing at this PE's own cell, so that `p + d[r]` is this PE's own symmetric address p, which the
  * transport translates for member r. Every access to a member's memory goes through the helpers below (or
  * shoal_coll_post / shoal_coll_load): memcpy for members of this node, the transport for the others (puts
- * non-blocking, completed by the fence in the next signal to that member). */
+ * non-blocking: the next signal to that member lands after them and returns once their sources are free). */
 static inline bool shoal_coll_far(const shoal_team_t *t, int r) {
   return SHOAL_UNLIKELY(t->remote) && !shoal_g.heap_lim[t->world[r]];
 }
@@ -153,7 +153,8 @@ static inline uint64_t shoal_coll_load(const shoal_team_t *t, int r, _Atomic uin
   if (shoal_coll_far(t, r)) return shoal_tl_amo("collective", t->world[r], (void *)c, 8, SHOAL_TL_AMO_FETCH, 0, 0);
   return atomic_load_explicit(c, memory_order_relaxed);
 }
-/* The signal to a member of another node: a fence (what this PE put to it arrives first), then the atomic. */
+/* The signal to a member of another node: the transport's signal, behind what this PE put to it (active sets, whose
+ * cells count: a fence, then an atomic add). */
 void shoal_coll_post_far(const shoal_team_t *t, int r, uint64_t v);
 
 /* ---- signals ---- */

@@ -29,7 +29,7 @@ static void copy_block(char *d, const char *s, size_t nelems, size_t esize, ptrd
 }
 
 /* copy_block into member r's dest (d = its address from the delta table): through the transport for a member of
- * another node, one put per element when strided (complete at the fence before the signal). */
+ * another node, one put per element when strided (the signal after them waits for their sources). */
 static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size_t nelems, size_t esize,
                       ptrdiff_t dst, ptrdiff_t sst, const char *routine) {
   if (!shoal_coll_far(t, r)) {

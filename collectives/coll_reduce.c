@@ -115,7 +115,7 @@ static void reduce_hier(shoal_team_t *t, char *dest, const char *src, size_t nel
       memcpy(part, mine, cb);
     }
     int nl = t->nlead, li = t->lead_idx;
-    for (int k = 1; k < nl; k++) { /* every put first: the first post's fence completes them all at once */
+    for (int k = 1; k < nl; k++) { /* every put first: the first post waits for all their sources at once */
       int r = t->lead[wrap(li + k, nl)];
       shoal_coll_put(t, r, part + t->delta[r], part, cb, routine);
     }

@@ -68,7 +68,7 @@ shoal_status_t shoal_tl_setup(const char *routine) {
 
 void shoal_tl_teardown(void) {
   if (shoal_g.tl) {
-    shoal_g.tl->quiet();               /* the last barrier's signals are delivered ... */
+    shoal_g.tl->quiet();               /* this PE's writes have left (the last barrier's signals were awaited) ... */
     shoal_boot_barrier(&shoal_g.boot); /* ... everywhere: no PE reads or writes another any more */
     shoal_g.tl->fini();
     shoal_g.tl = NULL;

@@ -115,6 +115,7 @@ typedef struct shoal_tl_ofi_info {
   size_t inject_size;
   uint64_t thread_progress, thread_holds;
   uint64_t writes, reads; /* operations issued so far: puts, non-fetching AMOs, signals; gets, fetching AMOs, flushes */
+  bool ordered_signal;    /* signal is one ordered write (no quiet, no AMO) */
 } shoal_tl_ofi_info_t;
 void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out);
 #endif

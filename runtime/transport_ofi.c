@@ -122,6 +122,7 @@ typedef struct region {
 static struct {
   bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt, lazy_fence;
   bool amo_out;          /* non-fetching AMOs issued since the last quiet (delivery complete: done once counted) */
+  bool wbuf_out;         /* nbi writes (not inject) issued since the last wait for the writes: their sources busy */
   bool fence_w, fence_a; /* a fence is pending over the puts (w) or the non-fetching AMOs (a) before it */
   int me, npes, wait_fd; /* wait_fd: the receive CQ's, or -1 */
   region_t reg[SHOAL_SPACE_MAX];
@@ -415,6 +416,7 @@ static shoal_status_t put_common(int space, int pe, size_t off, const void *src,
     done += len;
   }
   mark_dirty(pe);
+  if (nbi) ofi.wbuf_out = true;
   return nbi ? SHOAL_OK : WAIT_W();
 }
 
@@ -561,11 +563,12 @@ static shoal_status_t tl_amo(int space, int pe, size_t off, int op, int type, co
 
 /* A flag store after what this PE issued to pe. Where writes are ordered (lazy_fence: RMA_WAW, and RMA_RAW so that
  * puts need no delivery completion), an inject write behind the puts, once this PE's earlier non-fetching AMOs
- * completed (no order between AMOs and RMA): one message, no answer, where an AMO after a fence costs a quiet's round
- * trip and rxm's answer. Its 8 bytes land in the receiver's copy from the socket, which writes in ascending address
- * order: a poller sees the old value, the new low bytes with the old high ones (below the new value, for flags that
- * only grow), or the new value. Not marked dirty: quiet owes the application's operations, not the runtime's flags.
- * Otherwise a quiet, then the AMO. */
+ * completed (no order between AMOs and RMA) and its nbi writes left their sources (a collective reuses its buffers
+ * once it signalled: a local completion, no round trip). One message and no answer, where an AMO after a fence cost
+ * a quiet's flush read and rxm's answer. Its 8 bytes land in the receiver's copy from the socket, which writes in
+ * ascending address order: a poller sees the old value, the new low bytes with the old high ones (below the new
+ * value, for flags that only grow), or the new value. Not marked dirty: quiet owes the application's operations,
+ * not the runtime's flags. Otherwise a quiet, then the AMO. */
 static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
   if (bad_target(space, pe, off, sizeof v)) return bad_call("shoal_tl_ofi_signal", space, pe, off, sizeof v);
   if (SHOAL_UNLIKELY(off % sizeof v)) {
@@ -577,9 +580,9 @@ static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
     if ((rc = quiet_common())) return rc;
     return amo_common(space, pe, off, SHOAL_TL_AMO_SET, SHOAL_TL_UINT64, &v, NULL, NULL);
   }
-  if (ofi.amo_out) {
+  if (ofi.amo_out || ofi.wbuf_out) { /* writes are locally complete once counted: AMOs delivered, sources free */
     if ((rc = WAIT_W())) return rc;
-    ofi.amo_out = ofi.fence_a = false;
+    ofi.amo_out = ofi.fence_a = ofi.wbuf_out = false;
   }
   POST("fi_inject_write", fi_inject_write(ofi.ep, &v, sizeof v, ofi.addr[pe], ofi.rbase[space][pe] + off,
                                           ofi.rkey[space][pe]));
@@ -602,7 +605,7 @@ static shoal_status_t quiet_common(void) {
     }
   }
   shoal_status_t rw = WAIT_W(), rr = WAIT_R();
-  if (!rw && !rr) ofi.amo_out = ofi.fence_w = ofi.fence_a = false;
+  if (!rw && !rr) ofi.amo_out = ofi.fence_w = ofi.fence_a = ofi.wbuf_out = false;
   return rw ? rw : rr;
 }
 
@@ -613,7 +616,7 @@ static shoal_status_t fence_before(bool amo, bool fallback) {
   if (amo && (ofi.fence_w || (fallback && ofi.fence_a))) return quiet_common();
   if (!amo && ofi.fence_a) {
     shoal_status_t rc = WAIT_W();
-    if (!rc) ofi.fence_a = ofi.amo_out = false;
+    if (!rc) ofi.fence_a = ofi.amo_out = ofi.wbuf_out = false;
     return rc;
   }
   return SHOAL_OK;
@@ -798,7 +801,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   struct fi_cq_attr txa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
   if ((ret = fi_cq_open(ofi.domain, &txa, &ofi.txcq, NULL))) { rc = open_fail("fi_cq_open", ret); goto fail; }
   /* The receive CQ gets a wait object for the progress thread; a provider without one runs without that thread. */
-  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = getenv("XX_NOTHREAD") ? FI_WAIT_NONE : FI_WAIT_FD};
+  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_FD};
   bool can_wait = true;
   ofi.wait_fd = -1;
   if (fi_cq_open(ofi.domain, &rxa, &ofi.rxcq, NULL)) {
@@ -906,7 +909,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
     shoal_warn("fi_cq_open: %s has no CQ wait object: progress only inside transport calls",
                info->fabric_attr->prov_name);
   ofi.up = true;
-  if (need && can_wait && !getenv("XX_NOTHREAD")) {
+  if (need && can_wait) {
     sigset_t all_sigs, old;
     sigfillset(&all_sigs);
     pthread_sigmask(SIG_SETMASK, &all_sigs, &old); /* signals stay with the application's threads */
@@ -973,7 +976,8 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .hmem = ofi.hmem, .native_types = n, .inject_size = ofi.inject_size,
                                .thread_progress = atomic_load(&ofi.thread_progress),
                                .thread_holds = atomic_load(&ofi.thread_holds), .writes = atomic_load(&ofi.w_issued),
-                               .reads = atomic_load(&ofi.r_issued)};
+                               .reads = atomic_load(&ofi.r_issued),
+                               .ordered_signal = ofi.lazy_fence && ofi.inject_size >= sizeof(uint64_t)};
 }
 
 const shoal_tl_ops_t shoal_tl_ofi_ops = {
