@@ -50,9 +50,10 @@ typedef struct shoal_tl_ops {
    * Every AMO on one object of one type is atomic with every other, from any PE. */
   shoal_status_t (*amo)(int space, int pe, size_t off, int op, int type, const void *operand, const void *compare,
                         void *fetch);
-  /* The runtime's own flag cells (barriers, collectives): stores the 8-byte v at off on pe, arriving after every put
-   * and AMO this PE issued to pe before it, without waiting for anything. A poller on pe that sees v sees those
-   * puts. Not atomic against AMOs on the same cell: a cell is either signalled or updated by AMOs, never both. */
+  /* The runtime's own flag cells (barriers, collectives): stores the 8-byte v (a value that only grows) at off on
+   * pe, arriving after every put and AMO this PE issued to pe before it; on return the sources of this PE's nbi
+   * puts may be reused (local completion; no round trip where the transport orders writes). A poller on pe that
+   * sees v sees those puts. Not atomic against AMOs on the same cell: a cell is signalled or takes AMOs, not both. */
   shoal_status_t (*signal)(int space, int pe, size_t off, uint64_t v);
   /* Every put, AMO and nbi operation issued so far is complete at its target (spec 9.11.2). */
   shoal_status_t (*quiet)(void);

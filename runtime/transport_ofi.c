@@ -982,7 +982,6 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
 
 const shoal_tl_ops_t shoal_tl_ofi_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "ofi", .init = tl_init, .reg = tl_reg, .put = tl_put, .get = tl_get,
-  .put_nbi = tl_put_nbi, .get_nbi = tl_get_nbi, .amo = tl_amo, .signal = tl_signal, .quiet = tl_quiet, .fence = tl_fence,
-  .progress = tl_progress,
-  .fini = tl_fini,
+  .put_nbi = tl_put_nbi, .get_nbi = tl_get_nbi, .amo = tl_amo, .signal = tl_signal, .quiet = tl_quiet,
+  .fence = tl_fence, .progress = tl_progress, .fini = tl_fini,
 };
