@@ -566,7 +566,8 @@ static void test_signal(void) {
   for (int r = 1; r <= FEN_ROUNDS; r++) {
     /* every fourth round SIG_LEN bytes into one shared block (a later round may overwrite it: values only grow) */
     bool big = r % 4 == 0;
-    size_t n = big ? SIG_LEN : r % 2 ? FEN_BLOCK : 100, at = big ? SIG_OFF : FEN_OFF + 4096 + (size_t)(r - 1) * FEN_BLOCK;
+    size_t n = big ? SIG_LEN : r % 2 ? FEN_BLOCK : 100;
+    size_t at = big ? SIG_OFF : FEN_OFF + 4096 + (size_t)(r - 1) * FEN_BLOCK;
     memset(src, r, n);
     if (!big) { /* (an AMO before makes the signal wait for every write: not in the rounds that test the sources) */
       OK(tl->amo(SHOAL_SPACE_HEAP, right, FEN_OFF + 8, SHOAL_TL_AMO_ADD, SHOAL_TL_INT64, &(int64_t){r}, NULL, NULL));
