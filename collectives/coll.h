@@ -34,6 +34,17 @@
  * half q & 1. Every scratch round completes only after a signal chain from every member's start of that round, so
  * a member that writes half q & 1 again (round q + 2) knows that everyone finished reading it in round q.
  *
+ * Members on other nodes (t->all_far). There a signal costs a message and a round trip costs two, so the entry rule's
+ * wait and a member's read of the root's staging (a get) are what a small collective's time is made of. Such teams
+ * write into the receivers' own buffers instead, which the rules above already protect:
+ *   broadcast: the root puts into each member's staging half (not the root's) and signals; the member copies it into
+ *     its dest and posts "done". Before the root writes a half again it needs every member's word that it read that
+ *     half's last round: that round's "done" when this root staged it (t->stage_root, the same on every member),
+ *     otherwise the member's entry signal of this round, which members post only then.
+ *   fcollect and alltoall: every member puts its block into its slot of every receiver's scratch half (a scratch
+ *     round: the signal chain of the round before says the receiver has finished with that half) and each copies
+ *     the slots into its dest. No entry signal: a PE's dest is only written by that PE.
+ *
  * Team slots. Teams take their flags and scratch from SHOAL_TEAM_SLOTS slots reserved at init (slot 0: WORLD,
  * 1: SHARED). A new team takes the lowest slot that no member of its parent team uses (found with one max-reduction
  * over the parent of every member's slot table), so teams with disjoint members may share a slot.
@@ -63,6 +74,9 @@ struct shoal_team {
   bool hier;                  /* members on several nodes, two or more on some node: barrier, broadcast and
                                  reduction go through the nodes; set with the fields below by the teams module */
   bool pow2_runs;             /* hier, and the nodes are runs of the same power-of-two number of members */
+  bool all_far;               /* a team (not an active set) with each member on its own node (SHOAL_TRANSPORT=ofi
+                                 too), the same on every member: small broadcasts, fcollects and alltoalls push
+                                 into the receivers' staging or scratch, see "Members on other nodes" above */
   int nlead, lead_idx;        /* nodes of the members, and this PE's index among their leaders (-1: not a leader) */
   int *lead;                  /* [nlead] team rank of each node's leader: its first member in the team */
   int *mates, nmates;         /* a leader: the other members of its node; any other member: its leader alone */
@@ -88,6 +102,7 @@ struct shoal_team {
   size_t stage_half;
   uint64_t nstaged;           /* staged rounds done: half nstaged & 1 is next */
   uint64_t stage_done[2];     /* per half: the "done" value its readers post for this PE's last round in it */
+  int stage_root[2];          /* all_far teams, per half: the root of the last staged round in it (-1: none yet) */
   ptrdiff_t *tdelta[2];       /* [size] per-call delta tables for objects outside the heap */
   size_t *offs;               /* [size + 1] per-call block offsets (collect) */
   long *psync;                /* active set: the user's pSync */

@@ -7,7 +7,9 @@
  *     incoming and one outgoing copy per step: the pattern for networks or heavily loaded memory).
  * Both keep the entry rule (coll.h): a member first signals "entered" to every member (each writes into its dest),
  * and copies into member j's dest only once j has entered. push-unsafe: push without the entry signals. (Staging, as
- * broadcast has, measured no faster here: every member waits for every other anyway.) */
+ * broadcast has, measured no faster here: every member waits for every other anyway.) On teams whose other
+ * members are all on other nodes (t->all_far), the automatic choice for contiguous sources whose blocks fit a slot
+ * of the scratch is alltoall_far: no entry signal, whose wait is a round trip there. */
 #include "coll.h"
 #include "gpu/coll_gpu.h"
 
@@ -44,6 +46,28 @@ static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size
     shoal_coll_put(t, r, d + i * (size_t)dst * esize, s + i * (size_t)sst * esize, esize, routine);
 }
 
+/* Contiguous sources on t->all_far teams (coll.h, "Members on other nodes"), blocks up to a slot of half the scratch:
+ * member i puts block j into slot i of member j's scratch half and signals; each copies the slots into its dest as
+ * their signals come. No entry signal (a round trip between nodes): only this PE writes its dest. */
+static void alltoall_far(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize, ptrdiff_t dst,
+                         size_t dblk, size_t per, const char *routine) {
+  int n = t->size, me = t->rank;
+  size_t nb = nelems * esize;
+  char *h = t->scratch + (t->round++ & 1) * (t->scratch_size / 2);
+  uint64_t v = ++t->seq;
+  for (int k = 1; k < n; k++) {
+    int r = me + k < n ? me + k : me + k - n;
+    shoal_coll_put(t, r, h + (size_t)me * per + t->delta[r], src + (size_t)r * nb, nb, routine);
+    shoal_coll_post(t, r, v);
+  }
+  copy_block(dest + (size_t)me * dblk, src + (size_t)me * nb, nelems, esize, dst, 1);
+  for (int k = 1; k < n; k++) {
+    int s = me - k >= 0 ? me - k : me - k + n;
+    shoal_coll_wait(t, s, v);
+    copy_block(dest + (size_t)s * dblk, h + (size_t)s * per, nelems, esize, dst, 1);
+  }
+}
+
 static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t, void *dest, const void *src,
                                                                   size_t nelems, size_t esize, ptrdiff_t dst,
                                                                   ptrdiff_t sst, const char *routine) {
@@ -57,6 +81,13 @@ static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t,
   shoal_coll_deltas(t, src, sspan, 1, routine, "source");
   shoal_coll_check_overlap(routine, dest, dspan, src, sspan, false);
   size_t dblk = nelems * (size_t)dst * esize, sblk = nelems * (size_t)sst * esize; /* bytes between blocks */
+  if (SHOAL_UNLIKELY(t->all_far) && algo == SHOAL_ALGO_AUTO && sst == 1) {
+    size_t per = (t->scratch_size / 2 / (size_t)n) & ~(size_t)(SHOAL_CACHELINE - 1);
+    if (nelems * esize <= per) {
+      alltoall_far(t, dest, src, nelems, esize, dst, dblk, per, routine);
+      return;
+    }
+  }
   char *mine = (char *)dest + (size_t)me * dblk;
   const char *s = src;
   uint64_t e = t->seq + 1, v = t->seq + 2; /* entry signal, then data signal */

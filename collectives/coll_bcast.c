@@ -4,6 +4,8 @@
  *     different roots do not all hit the same PE first, signalling each right after.
  *   staged (small, teams; the default up to half the team's staging): the root copies into its staging and
  *     signals; every member copies from there into its dest and signals back (coll.h): no round trip per call.
+ *     On teams whose other members are all on other nodes (t->all_far) the root puts into each member's staging
+ *     instead, see bcast_far: a member's read of the root's would be a round trip.
  *   push-unsafe: push without the entry signals (a fast root may overwrite the previous call's result that a slow
  *     member is still reading: only for calls that something else orders).
  *   pull (large): the root signals "source ready"; every member copies from the root's source at the same time
@@ -66,6 +68,36 @@ static void bcast_hier(shoal_team_t *t, void *dest, const void *src, size_t nb, 
   }
 }
 
+/* Staged, on t->all_far teams (coll.h, "Members on other nodes"): the root puts src into every member's staging
+ * half and signals ack; a member copies it into dest and posts ack back ("done"). One message each way per member
+ * and call, and no wait for one: the root waits only before it writes a half again, for the "done" of its own last
+ * round there (long arrived in a loop), or, when another root staged that half last, for the entry signal (ready)
+ * that members post only then. */
+static void bcast_far(shoal_team_t *t, void *dest, const void *src, size_t nb, int root, bool local, uint64_t ready,
+                      uint64_t ack, const char *routine) {
+  int n = t->size, me = t->rank, h = (int)(t->nstaged++ & 1), prev = t->stage_root[h];
+  char *stage = t->stage + (size_t)h * t->stage_half;
+  t->stage_root[h] = root;
+  if (me != root) {
+    if (prev >= 0 && prev != root) shoal_coll_post(t, root, ready);
+    shoal_coll_wait(t, root, ack);
+    memcpy(dest, stage, nb);
+    shoal_coll_post(t, root, ack);
+    return;
+  }
+  for (int k = 1; k < n; k++) {
+    int r = wrap(me + k, n);
+    if (prev == me)
+      shoal_coll_wait(t, r, t->stage_done[h]);
+    else if (prev >= 0)
+      shoal_coll_wait(t, r, ready);
+    shoal_coll_put(t, r, stage + t->delta[r], src, nb, routine);
+    shoal_coll_post(t, r, ack);
+  }
+  t->stage_done[h] = ack;
+  if (local) memcpy(dest, src, nb);
+}
+
 void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, int root, bool root_copies,
                       const char *routine) {
   int n = t->size, me = t->rank;
@@ -92,6 +124,10 @@ void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, i
   if (algo == SHOAL_BCAST_STAGED && !stage_fits) algo = SHOAL_BCAST_PUSH;
   uint64_t ready = t->seq + 1, ack = t->seq + 2;
   t->seq += 2;
+  if (algo == SHOAL_BCAST_STAGED && t->all_far) {
+    bcast_far(t, dest, src, nb, root, local, ready, ack, routine);
+    return;
+  }
   switch (algo) {
   case SHOAL_BCAST_STAGED: {
     char *stage = shoal_coll_stage(t, me == root, ack);

@@ -120,6 +120,7 @@ static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstr
   t->seq = seq;
   t->round = t->ncollect = t->nstaged = 0;
   t->stage_done[0] = t->stage_done[1] = 0;
+  t->stage_root[0] = t->stage_root[1] = -1;
   t->psync = NULL;
   t->cdelta = t->delta;
   t->remote = false;
@@ -130,6 +131,9 @@ static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstr
     t->remote |= !shoal_g.heap_lim[t->world[r]];
   }
   if (team_hier(t)) return SHOAL_ERR_NOMEM;
+  /* From the nodes every member has the same table of, not from this PE's mappings: a PE alone on its node sees every
+   * other member far while its neighbours do not, and the members must all choose the same algorithm. */
+  t->all_far = t->remote && t->nlead == size;
   t->config = (shmem_team_config_t){0};
   t->config_mask = 0;
   t->magic = SHOAL_TEAM_MAGIC;
@@ -259,7 +263,7 @@ shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *
   t->scratch = t->stage = NULL;
   t->scratch_size = t->stage_half = 0;
   t->cdelta = t->adelta;
-  t->remote = false;
+  t->remote = t->all_far = false; /* all_far: no staging or scratch */
   for (int r = 0; r < PE_size; r++) {
     t->world[r] = PE_start + r * (int)stride;
     t->delta[r] = shoal_g.heap_delta[t->world[r]]; /* 0 for a member of another node (coll.h) */

@@ -1,0 +1,140 @@
+/*
+ * test_far.c - small broadcasts, fcollects and alltoalls on a team whose members are all on different nodes cost
+ * one message each way and no round trip (issue 12: collectives over ofi; coll.h, "Members on other nodes").
+ *
+ * Run with SHOAL_NODE_PES=1 (every PE its own node: libfabric between all of them). Per call, counted on each PE
+ * through the transport (shoal_g.tl_ops, and libfabric's reads):
+ *   broadcast from a root that staged the same half before: the root a put and a signal per member, a member one
+ *     signal ("done") and no read (it no longer gets the root's staging); on a root change a member adds one entry
+ *     signal for each of the two halves;
+ *   fcollect, alltoall: a put and a signal per other member, no entry signal (3 per member before).
+ * Values are checked on every call, back to back with no barrier between calls: roots change every third call (the
+ * staging halves pass between roots), sources are rewritten right after each call returns, alltoall also with a
+ * strided dest, and sizes past the scratch slot take the push path with the entry rule. Counts are skipped under
+ * SHMEM_DEBUG (its argument checks add barriers) and when WORLD is not such a team (SHOAL_NODE_PES overridden).
+ */
+#include "coll.h"
+
+#include "transport.h"
+
+#include <shmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CALLS 60
+#define BIG 20000 /* longs per block: past a scratch slot of WORLD at 2+ PEs (push with entry signals) */
+#define MAXPE 16
+
+static long src[MAXPE * BIG], dst[MAXPE * BIG * 2];
+static int me, npes, fails;
+static bool counting;
+static int last[2] = {-1, -1}; /* the root of the last staged broadcast in each staging half, as the runtime keeps it */
+static unsigned staged;        /* staged broadcasts so far: the next uses half staged & 1 */
+
+static int calls_for(size_t nel) { return nel > 64 ? 4 : CALLS; }
+
+static uint64_t ofi_reads(void) {
+  shoal_tl_ofi_info_t i;
+  shoal_tl_ofi_query(&i);
+  return i.reads;
+}
+
+static long val(int pe, int c, size_t i) { return (long)pe * 1000003 + (long)c * 131 + (long)i; }
+
+static void check_count(const char *what, size_t nel, long sent, long want, uint64_t reads) {
+  if (!counting) return;
+  if (sent != want && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: %s of %zu longs: %ld operations through the transport in %d calls, want %ld\n",
+            me, what, nel, sent, calls_for(nel), want);
+  if (reads && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: %s of %zu longs: %lu reads through the transport, want 0\n", me, what, nel,
+            (unsigned long)reads);
+}
+
+static void bcast(size_t nel) {
+  uint64_t ops = shoal_g.tl_ops, reads = ofi_reads();
+  long want = 0;
+  bool fits = nel * sizeof(long) <= ((shoal_team_t *)SHMEM_TEAM_WORLD)->stage_half;
+  for (int c = 0; c < calls_for(nel); c++) {
+    int root = (c / 3) % npes;
+    for (size_t i = 0; i < nel; i++) src[i] = val(root, c, i);
+    shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, nel, root);
+    for (size_t i = 0; i < nel; i++)
+      if (dst[i] != val(root, c, i) && fails++ < 10)
+        fprintf(stderr, "test_far: PE %d: broadcast %d of %zu longs from PE %d: element %zu is %ld, want %ld\n", me,
+                c, nel, root, i, dst[i], val(root, c, i));
+    if (!fits) continue;
+    int h = (int)(staged++ & 1);
+    want += me == root ? 2L * (npes - 1) : 1 + (last[h] >= 0 && last[h] != root);
+    last[h] = root;
+  }
+  if (fits) check_count("broadcast", nel, (long)(shoal_g.tl_ops - ops), want, ofi_reads() - reads);
+  shmem_barrier_all();
+}
+
+static void fcollect(size_t nel) {
+  uint64_t ops = shoal_g.tl_ops, reads = ofi_reads();
+  for (int c = 0; c < calls_for(nel); c++) {
+    for (size_t i = 0; i < nel; i++) src[i] = val(me, c, i);
+    shmem_long_fcollect(SHMEM_TEAM_WORLD, dst, src, nel);
+    for (int p = 0; p < npes; p++)
+      for (size_t i = 0; i < nel; i++)
+        if (dst[(size_t)p * nel + i] != val(p, c, i) && fails++ < 10)
+          fprintf(stderr, "test_far: PE %d: fcollect %d of %zu longs: element %zu of PE %d is %ld, want %ld\n", me,
+                  c, nel, i, p, dst[(size_t)p * nel + i], val(p, c, i));
+  }
+  if (nel <= 64) check_count("fcollect", nel, (long)(shoal_g.tl_ops - ops), 2L * (npes - 1) * CALLS,
+                             ofi_reads() - reads);
+  shmem_barrier_all();
+}
+
+/* Block j of PE p: val(p, c, j * nel + i); dest strided by dstride elements. */
+static void alltoall(size_t nel, ptrdiff_t dstride) {
+  uint64_t ops = shoal_g.tl_ops, reads = ofi_reads();
+  for (int c = 0; c < calls_for(nel); c++) {
+    for (size_t i = 0; i < (size_t)npes * nel; i++) src[i] = val(me, c, i);
+    if (dstride == 1)
+      shmem_long_alltoall(SHMEM_TEAM_WORLD, dst, src, nel);
+    else
+      shmem_long_alltoalls(SHMEM_TEAM_WORLD, dst, src, dstride, 1, nel);
+    for (int p = 0; p < npes; p++)
+      for (size_t i = 0; i < nel; i++) {
+        long got = dst[((size_t)p * nel + i) * (size_t)dstride], want = val(p, c, (size_t)me * nel + i);
+        if (got != want && fails++ < 10)
+          fprintf(stderr, "test_far: PE %d: alltoall%s %d of %zu longs: element %zu from PE %d is %ld, want %ld\n",
+                  me, dstride == 1 ? "" : "s", c, nel, i, p, got, want);
+      }
+  }
+  if (nel <= 64) check_count(dstride == 1 ? "alltoall" : "alltoalls", nel, (long)(shoal_g.tl_ops - ops),
+                             2L * (npes - 1) * CALLS, ofi_reads() - reads);
+  shmem_barrier_all();
+}
+
+int main(void) {
+  shmem_init();
+  me = shmem_my_pe();
+  npes = shmem_n_pes();
+  if (!shoal_g.tl || npes > MAXPE) {
+    if (me == 0) printf("test_far: no transport between nodes runs (libfabric not built in), or too many PEs: skip\n");
+    shmem_finalize();
+    return 77;
+  }
+  const char *dbg = getenv("SHMEM_DEBUG");
+  bool far = ((shoal_team_t *)SHMEM_TEAM_WORLD)->all_far;
+  counting = far && (!dbg || !*dbg || !strcmp(dbg, "0"));
+  if (me == 0 && !far) printf("test_far: WORLD has members on one node: values only\n");
+  shmem_barrier_all();
+  size_t sizes[] = {1, 7, 64, BIG};
+  for (int z = 0; z < 4; z++) {
+    bcast(sizes[z]);
+    fcollect(sizes[z]);
+    alltoall(sizes[z], 1);
+    if (sizes[z] <= 64) alltoall(sizes[z], 2);
+  }
+  shmem_barrier_all();
+  if (me == 0 && !fails) printf("test_far: %d PEs: broadcast, fcollect and alltoall across nodes, counts and values OK\n",
+                                npes);
+  shmem_finalize();
+  return fails ? 1 : 0;
+}
