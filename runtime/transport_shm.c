@@ -26,7 +26,11 @@ static shoal_status_t shm_put(int space, int pe, size_t off, const void *src, si
 
 static shoal_status_t shm_signal(int space, int pe, size_t off, uint64_t v) {
   void *d = at(space, pe, off, sizeof v);
-  if (!d || off % sizeof v) return nosys("shoal_tl_shm_signal", space, pe);
+  if (!d) return nosys("shoal_tl_shm_signal", space, pe);
+  if (off % sizeof v) { /* as the ofi transport: a flag is one aligned 8-byte store */
+    shoal_warn("shoal_tl_shm_signal: offset %zu on pe %d is not 8-byte aligned", off, pe);
+    return SHOAL_ERR_INVAL;
+  }
   __atomic_store_n((uint64_t *)d, v, __ATOMIC_RELEASE);
   return SHOAL_OK;
 }

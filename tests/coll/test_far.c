@@ -12,6 +12,7 @@
  * staging halves pass between roots), sources are rewritten right after each call returns, alltoall also with a
  * strided dest, and sizes past the scratch slot take the push path with the entry rule. Counts are skipped under
  * SHMEM_DEBUG (its argument checks add barriers) and when WORLD is not such a team (SHOAL_NODE_PES overridden).
+ * Also: the shm transport's signal refuses a misaligned flag as the ofi one does (each PE prints that one line).
  */
 #include "coll.h"
 
@@ -120,6 +121,9 @@ int main(void) {
     shmem_finalize();
     return 77;
   }
+  /* The shm transport's signal refuses a misaligned flag with its own line (not "not mapped here"). */
+  if (shoal_tl_shm_ops.signal(SHOAL_SPACE_HEAP, me, 4, 1) != SHOAL_ERR_INVAL && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: the shm transport's signal at a misaligned offset: not SHOAL_ERR_INVAL\n", me);
   const char *dbg = getenv("SHMEM_DEBUG");
   bool far = ((shoal_team_t *)SHMEM_TEAM_WORLD)->all_far;
   counting = far && (!dbg || !*dbg || !strcmp(dbg, "0"));
