@@ -10,7 +10,9 @@
  *   fcollect, alltoall: a put and a signal per other member, no entry signal (3 per member before).
  * Values are checked on every call, back to back with no barrier between calls: roots change every third call (the
  * staging halves pass between roots), sources are rewritten right after each call returns, alltoall also with a
- * strided dest, and sizes past the scratch slot take the push path with the entry rule. Counts are skipped under
+ * strided dest, and sizes past the scratch slot take the push path with the entry rule. Then reductions, fcollects,
+ * alltoalls and broadcasts in turn with no barrier (scratch and staging halves passing between collectives), on
+ * WORLD and on a team of the even PEs created and destroyed three times. Counts are skipped under
  * SHMEM_DEBUG (its argument checks add barriers) and when WORLD is not such a team (SHOAL_NODE_PES overridden).
  * Also: the shm transport's signal refuses a misaligned flag as the ofi one does (each PE prints that one line).
  */
@@ -112,6 +114,36 @@ static void alltoall(size_t nel, ptrdiff_t dstride) {
   shmem_barrier_all();
 }
 
+/* Back to back on team t (its members' own numbering), no barrier: a sum reduction (scratch rounds, oneshot),
+ * fcollect, alltoall and broadcast in turn, so that the scratch halves pass between collectives and the staging
+ * halves between roots. Values only. */
+static long msrc[MAXPE * 8], mdst[MAXPE * 8];
+static void mixed(shmem_team_t t, const char *name, int calls) {
+  int tm = shmem_team_my_pe(t), tn = shmem_team_n_pes(t);
+  for (int c = 0; c < calls; c++) {
+    int kind = c % 4, root = (c / 4) % tn;
+    for (int i = 0; i < tn * 8; i++) msrc[i] = val(tm, c, (size_t)i);
+    switch (kind) {
+    case 0: shmem_long_sum_reduce(t, mdst, msrc, 8); break;
+    case 1: shmem_long_fcollect(t, mdst, msrc, 8); break;
+    case 2: shmem_long_alltoall(t, mdst, msrc, 8); break;
+    default: shmem_long_broadcast(t, mdst, msrc, 8, root); break;
+    }
+    for (int p = 0; p < (kind == 0 || kind == 3 ? 1 : tn); p++)
+      for (size_t i = 0; i < 8; i++) {
+        long want = 0, got = mdst[(size_t)p * 8 + i];
+        if (kind == 0)
+          for (int q = 0; q < tn; q++) want += val(q, c, i);
+        else
+          want = kind == 1 ? val(p, c, i) : kind == 2 ? val(p, c, (size_t)tm * 8 + i) : val(root, c, i);
+        if (got != want && fails++ < 10)
+          fprintf(stderr, "test_far: PE %d: %s, back to back, call %d (%s): element %zu of block %d is %ld, want "
+                  "%ld\n", me, name, c, kind == 0 ? "sum_reduce" : kind == 1 ? "fcollect" : kind == 2 ? "alltoall"
+                  : "broadcast", i, p, got, want);
+      }
+  }
+}
+
 int main(void) {
   shmem_init();
   me = shmem_my_pe();
@@ -124,9 +156,11 @@ int main(void) {
   /* The shm transport's signal refuses a misaligned flag with its own line (not "not mapped here"). */
   if (shoal_tl_shm_ops.signal(SHOAL_SPACE_HEAP, me, 4, 1) != SHOAL_ERR_INVAL && fails++ < 10)
     fprintf(stderr, "test_far: PE %d: the shm transport's signal at a misaligned offset: not SHOAL_ERR_INVAL\n", me);
-  const char *dbg = getenv("SHMEM_DEBUG");
+  const char *dbg = getenv("SHMEM_DEBUG"), *np = getenv("SHOAL_NODE_PES"), *tr = getenv("SHOAL_TRANSPORT");
   bool far = ((shoal_team_t *)SHMEM_TEAM_WORLD)->all_far;
   counting = far && (!dbg || !*dbg || !strcmp(dbg, "0"));
+  if (npes > 1 && !far && ((np && !strcmp(np, "1")) || (tr && !strcmp(tr, "ofi"))) && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: every PE is its own node here, but WORLD is not a team of far members\n", me);
   if (me == 0 && !far) printf("test_far: WORLD has members on one node: values only\n");
   shmem_barrier_all();
   size_t sizes[] = {1, 7, 64, BIG};
@@ -135,6 +169,18 @@ int main(void) {
     fcollect(sizes[z]);
     alltoall(sizes[z], 1);
     if (sizes[z] <= 64) alltoall(sizes[z], 2);
+  }
+  mixed(SHMEM_TEAM_WORLD, "WORLD", 80);
+  /* A team of every other PE, created, used, destroyed and created again (most likely on the same slot: a new
+   * team's staging and scratch must not take a slow member's reads of the old one's). */
+  for (int rep = 0; rep < 3 && npes >= 3; rep++) {
+    shmem_team_t t;
+    if (shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, NULL, 0, &t) && fails++ < 10)
+      fprintf(stderr, "test_far: PE %d: shmem_team_split_strided failed\n", me);
+    if (t != SHMEM_TEAM_INVALID) {
+      mixed(t, "team of even PEs", 40);
+      shmem_team_destroy(t);
+    }
   }
   shmem_barrier_all();
   if (me == 0 && !fails) printf("test_far: %d PEs: broadcast, fcollect and alltoall across nodes, counts and values OK\n",
