@@ -720,7 +720,14 @@ static void explain_no_provider(const char *prov, const char *from) {
   shoal_warn("fi_getinfo: no usable provider%s: found %s; missing %s", asked, used ? found : "none", missing);
 }
 
-static shoal_status_t open_fail(const char *routine, int ret) { return fail(routine, ret); }
+/* A step of init failed after fi_getinfo chose a provider (one that claims what Shoal asks for, e.g. udp;ofi_rxd
+ * refusing a counter): name the provider and who chose it, so that the line says what to change. */
+static const char *chosen_by = "libfabric's choice"; /* set by tl_init */
+static shoal_status_t open_fail(const char *routine, int ret) {
+  shoal_warn("%s: %s (provider %s, %s; shoal-info lists the others)", routine, fi_strerror(-ret),
+             ofi.info ? ofi.info->fabric_attr->prov_name : "none", chosen_by);
+  return SHOAL_ERR_IO;
+}
 
 static void close_fid(void *fidp) {
   struct fid **f = fidp;
@@ -755,6 +762,11 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   }
   const char *prov = shoal_env.ofi_provider[0] ? shoal_env.ofi_provider : NULL;
   const char *from = prov ? "SHOAL_OFI_PROVIDER" : "FI_PROVIDER";
+  static char chosen[96];
+  const char *asked = prov ? prov : getenv("FI_PROVIDER");
+  if (asked && *asked) snprintf(chosen, sizeof chosen, "from %s=%s", from, asked);
+  else snprintf(chosen, sizeof chosen, "libfabric's choice");
+  chosen_by = chosen;
   bool want_hmem = false;
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) want_hmem |= ofi.reg[s].base && ofi.reg[s].gpu_kind;
   ofi.me = b->rank, ofi.npes = b->size;
