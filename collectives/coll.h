@@ -22,13 +22,16 @@
  * small team broadcasts avoid it by staging: see below. The `push-unsafe` algorithms skip the entry signal:
  * faster, and correct only when something else orders the calls (a barrier between them).
  *
- * Staging (small broadcasts of teams). Each team slot has a staging area per PE in two halves; staged round b
- * (t->nstaged, the same on every member) uses half b & 1. The root (the half's owner) copies its source into its
- * own half and signals "ready"; each member waits for that, copies from the root's half into its own dest and
- * signals "done" back. So a PE's dest is only ever written by that PE, inside the call; the root returns without
- * waiting for the members, and waits only before it writes the same half again (round b + 2) for the "done" of
- * every member of round b (its value is kept in t->stage_done). Destroying a team first waits for those too, so
- * a slow member never finds a later team's data in a reused slot.
+ * Staging (small broadcasts of teams). Each team slot has a staging area per PE, a ring of SHOAL_STAGE_SLOT-byte
+ * slots; a staged round takes the next run of slots that holds its bytes (t->stage_pos, the same on every member;
+ * a run that would pass the end starts at slot 0). The root (the staging's owner) copies its source into its own
+ * run and signals "ready"; each member waits for that, copies from the root's run into its own dest and signals
+ * "done" back. So a PE's dest is only ever written by that PE, inside the call; the root returns without waiting
+ * for the members, and waits only before it writes a slot again for the "done" of every member of its last round
+ * there (kept per slot in t->stage_done). When a node is crowded, small broadcasts from one root can thus run up
+ * to a ring (64 rounds for WORLD) ahead of a member that is not scheduled (a context switch per call otherwise);
+ * elsewhere every round takes half the staging, two rounds in flight, which measured faster with a PE per core. Destroying a team first waits for those too, so a slow member never finds a later team's data in a
+ * reused slot.
  *
  * Scratch. Each team slot owns symmetric scratch in the internal area, split in two halves; scratch round q uses
  * half q & 1. Every scratch round completes only after a signal chain from every member's start of that round, so
@@ -44,6 +47,11 @@
  *   fcollect and alltoall: every member puts its block into its slot of every receiver's scratch half (a scratch
  *     round: the signal chain of the round before says the receiver has finished with that half) and each copies
  *     the slots into its dest. No entry signal: a PE's dest is only written by that PE.
+ *
+ * Pushes into scratch (small fcollect and alltoall on t->all_far teams, and on any team when a node is crowded):
+ * every member puts its block into its slot of every receiver's scratch half, as above. One signal per member and
+ * call instead of two (entered, then data): a round trip between nodes, and on a crowded node a PE that is not
+ * scheduled holds its writers back for one exchange per call instead of two.
  *
  * Team slots. Teams take their flags and scratch from SHOAL_TEAM_SLOTS slots reserved at init (slot 0: WORLD,
  * 1: SHARED). A new team takes the lowest slot that no member of its parent team uses (found with one max-reduction
@@ -63,6 +71,8 @@
 #define SHOAL_TEAM_SCRATCH_USER ((size_t)16 << 10)
 #define SHOAL_TEAM_STAGE_WORLD ((size_t)32 << 10)   /* bytes of staging (two halves) for WORLD and SHARED */
 #define SHOAL_TEAM_STAGE_USER ((size_t)8 << 10)
+#define SHOAL_STAGE_SLOT ((size_t)512)                            /* bytes: the staging ring's unit */
+#define SHOAL_STAGE_SLOTS (SHOAL_TEAM_STAGE_WORLD / SHOAL_STAGE_SLOT) /* the most slots a team's ring has */
 #define SHOAL_ASET_MAX (SHMEM_SYNC_SIZE - 1)          /* active-set size limit: pSync cells (last one: collect) */
 
 typedef struct shoal_team shoal_team_t;
@@ -98,10 +108,12 @@ struct shoal_team {
   size_t scratch_size;
   uint64_t seq;               /* last signal value; advances identically on all members */
   uint64_t round;             /* scratch rounds done: half round & 1 is next */
-  char *stage;                /* this PE's staging, two halves of stage_half bytes (NULL for active sets) */
-  size_t stage_half;
-  uint64_t nstaged;           /* staged rounds done: half nstaged & 1 is next */
-  uint64_t stage_done[2];     /* per half: the "done" value its readers post for this PE's last round in it */
+  char *stage;                /* this PE's staging: stage_slots slots of SHOAL_STAGE_SLOT bytes (NULL: active sets) */
+  size_t stage_half;          /* half the staging: the most a staged round holds (0 for active sets) */
+  int stage_slots, stage_pos; /* the ring's slots, and the first of the next round (the same on every member) */
+  uint64_t nstaged;           /* all_far teams: staged rounds done (half nstaged & 1 of the receivers' is next) */
+  uint64_t stage_done[SHOAL_STAGE_SLOTS]; /* per slot (all_far: per half): the "done" value its readers post for
+                                             this PE's last round there */
   int stage_root[2];          /* all_far teams, per half: the root of the last staged round in it (-1: none yet) */
   ptrdiff_t *tdelta[2];       /* [size] per-call delta tables for objects outside the heap */
   size_t *offs;               /* [size + 1] per-call block offsets (collect) */
@@ -111,8 +123,10 @@ struct shoal_team {
   long config_mask;
 };
 
-/* More PEs on this node than CPUs they may run on (set at init): algorithms that need every member scheduled at
- * once (pull, rsag) cost context switches, so the automatic choice favours pushes longer. */
+/* Some node of the job runs more PEs than it has CPUs (shoal_g.crowded: the same on every PE, so members choose
+ * alike): algorithms that need every member scheduled at once (pull, rsag, a round trip per call) cost context
+ * switches there, so the automatic choice favours pushes, and small broadcasts, fcollects and alltoalls that let a
+ * PE run ahead (staging ring, pushes into scratch). */
 extern bool shoal_coll_oversubscribed;
 
 /* ---- handles (runtime/team.c) ----
@@ -194,12 +208,31 @@ static inline void shoal_coll_wait(const shoal_team_t *t, int s, uint64_t v) {
 void shoal_coll_exchange(shoal_team_t *t, uint64_t v);
 
 /* ---- staging (coll_core.c; model above) ---- */
-/* This PE's half for the next staged round of team t (a reader's owner has it at the same offset: + t->delta[r]).
- * owner: this PE writes it in this round, whose readers will post done: first wait until every member has read
- * what this PE left there two rounds ago. */
-char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done);
+/* This PE's run of slots for the next staged round of team t, nb bytes (at most t->stage_half); a reader's owner
+ * has it at the same offset (+ t->delta[r]). owner: this PE writes it in this round, whose readers will post done:
+ * first wait until every member has read what this PE last left in those slots. */
+char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done, size_t nb);
 /* Wait until every member has read what this PE staged (before its team's slot is released). */
 void shoal_coll_stage_drain(shoal_team_t *t);
+
+/* ---- pushes into scratch (coll_core.c; model above) ---- */
+#define SHOAL_COLL_CROWDED_PUSH_MAX ((size_t)2 << 10) /* bytes per block on crowded nodes (the copy out costs more) */
+/* Bytes of a member's slot in a scratch half (0 for active sets). */
+static inline size_t shoal_coll_scratch_slot(const shoal_team_t *t) {
+  return (t->scratch_size / 2 / (size_t)t->size) & ~(size_t)(SHOAL_CACHELINE - 1);
+}
+/* Whether blocks of nb bytes go through the receivers' scratch: the same on every member. */
+static inline bool shoal_coll_use_scratch_push(const shoal_team_t *t, size_t nb) {
+  if (SHOAL_LIKELY(!t->all_far) && (!shoal_coll_oversubscribed || nb > SHOAL_COLL_CROWDED_PUSH_MAX)) return false;
+  return nb && nb <= shoal_coll_scratch_slot(t);
+}
+/* nelems elements of esize bytes from s (element stride sst) to d (stride dst). */
+void shoal_coll_copy_block(char *d, const char *s, size_t nelems, size_t esize, ptrdiff_t dst, ptrdiff_t sst);
+/* Every member r gets src + r * sblk (nelems * esize contiguous bytes; sblk 0: the same block for all) in its slot
+ * of r's scratch half; then this PE copies member s's slot to dest + s * dblk (element stride dst), its own block
+ * straight from src. A scratch round; a PE's dest is written by that PE alone, so no entry signal is needed. */
+void shoal_coll_scratch_push(shoal_team_t *t, char *dest, size_t dblk, ptrdiff_t dst, const char *src, size_t sblk,
+                             size_t nelems, size_t esize, const char *routine);
 
 /* ---- per-call helpers (coll_core.c; the common case inline) ---- */
 const ptrdiff_t *shoal_coll_deltas_slow(shoal_team_t *t, const void *p, size_t span, int k, const char *routine,

@@ -8,34 +8,18 @@
  * Both keep the entry rule (coll.h): a member first signals "entered" to every member (each writes into its dest),
  * and copies into member j's dest only once j has entered. push-unsafe: push without the entry signals. (Staging, as
  * broadcast has, measured no faster here: every member waits for every other anyway.) On teams whose other
- * members are all on other nodes (t->all_far), the automatic choice for contiguous sources whose blocks fit a slot
- * of the scratch is alltoall_far: no entry signal, whose wait is a round trip there. */
+ * members are all on other nodes (t->all_far), or when a node is crowded, the automatic choice for contiguous sources
+ * whose blocks fit a slot of the scratch pushes into the receivers' scratch (coll.h, "Pushes into scratch"): no
+ * entry signal. */
 #include "coll.h"
 #include "gpu/coll_gpu.h"
-
-/* nelems elements of esize bytes from s (stride sst elements) to d (stride dst). */
-static void copy_block(char *d, const char *s, size_t nelems, size_t esize, ptrdiff_t dst, ptrdiff_t sst) {
-  if (dst == 1 && sst == 1) {
-    memcpy(d, s, nelems * esize);
-    return;
-  }
-  size_t ds = (size_t)dst * esize, ss = (size_t)sst * esize;
-  switch (esize) { /* fixed sizes compile to single moves */
-  case 1: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 1); break;
-  case 2: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 2); break;
-  case 4: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 4); break;
-  case 8: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 8); break;
-  case 16: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 16); break;
-  default: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, esize); break;
-  }
-}
 
 /* copy_block into member r's dest (d = its address from the delta table): through the transport for a member of
  * another node, one put per element when strided (the signal after them waits for their sources). */
 static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size_t nelems, size_t esize,
                       ptrdiff_t dst, ptrdiff_t sst, const char *routine) {
   if (!shoal_coll_far(t, r)) {
-    copy_block(d, s, nelems, esize, dst, sst);
+    shoal_coll_copy_block(d, s, nelems, esize, dst, sst);
     return;
   }
   if (dst == 1 && sst == 1) {
@@ -44,28 +28,6 @@ static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size
   }
   for (size_t i = 0; i < nelems; i++)
     shoal_coll_put(t, r, d + i * (size_t)dst * esize, s + i * (size_t)sst * esize, esize, routine);
-}
-
-/* Contiguous sources on t->all_far teams (coll.h, "Members on other nodes"), blocks up to a slot of half the scratch:
- * member i puts block j into slot i of member j's scratch half and signals; each copies the slots into its dest as
- * their signals come. No entry signal (a round trip between nodes): only this PE writes its dest. */
-static void alltoall_far(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize, ptrdiff_t dst,
-                         size_t dblk, size_t per, const char *routine) {
-  int n = t->size, me = t->rank;
-  size_t nb = nelems * esize;
-  char *h = t->scratch + (t->round++ & 1) * (t->scratch_size / 2);
-  uint64_t v = ++t->seq;
-  for (int k = 1; k < n; k++) {
-    int r = me + k < n ? me + k : me + k - n;
-    shoal_coll_put(t, r, h + (size_t)me * per + t->delta[r], src + (size_t)r * nb, nb, routine);
-    shoal_coll_post(t, r, v);
-  }
-  copy_block(dest + (size_t)me * dblk, src + (size_t)me * nb, nelems, esize, dst, 1);
-  for (int k = 1; k < n; k++) {
-    int s = me - k >= 0 ? me - k : me - k + n;
-    shoal_coll_wait(t, s, v);
-    copy_block(dest + (size_t)s * dblk, h + (size_t)s * per, nelems, esize, dst, 1);
-  }
 }
 
 static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t, void *dest, const void *src,
@@ -81,12 +43,9 @@ static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t,
   shoal_coll_deltas(t, src, sspan, 1, routine, "source");
   shoal_coll_check_overlap(routine, dest, dspan, src, sspan, false);
   size_t dblk = nelems * (size_t)dst * esize, sblk = nelems * (size_t)sst * esize; /* bytes between blocks */
-  if (SHOAL_UNLIKELY(t->all_far) && algo == SHOAL_ALGO_AUTO && sst == 1) {
-    size_t per = (t->scratch_size / 2 / (size_t)n) & ~(size_t)(SHOAL_CACHELINE - 1);
-    if (nelems * esize <= per) {
-      alltoall_far(t, dest, src, nelems, esize, dst, dblk, per, routine);
-      return;
-    }
+  if (SHOAL_UNLIKELY(shoal_coll_use_scratch_push(t, nelems * esize)) && algo == SHOAL_ALGO_AUTO && sst == 1) {
+    shoal_coll_scratch_push(t, dest, dblk, dst, src, nelems * esize, nelems, esize, routine);
+    return;
   }
   char *mine = (char *)dest + (size_t)me * dblk;
   const char *s = src;
@@ -102,7 +61,7 @@ static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t,
     shoal_coll_post(t, r, v);
     if (pairwise) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
   }
-  copy_block(mine, s + (size_t)me * sblk, nelems, esize, dst, sst); /* own block last: off the critical path */
+  shoal_coll_copy_block(mine, s + (size_t)me * sblk, nelems, esize, dst, sst); /* own block last: off the critical path */
   if (!pairwise)
     for (int k = 1; k < n; k++) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
 }

@@ -130,7 +130,7 @@ void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, i
   }
   switch (algo) {
   case SHOAL_BCAST_STAGED: {
-    char *stage = shoal_coll_stage(t, me == root, ack);
+    char *stage = shoal_coll_stage(t, me == root, ack, nb);
     if (me == root) {
       memcpy(stage, src, nb);
       for (int k = 1; k < n; k++) shoal_coll_post(t, me + k < n ? me + k : me + k - n, ready);

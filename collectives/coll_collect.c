@@ -11,8 +11,9 @@
  * (each publishes it in a pub cell, signals everyone, and reads the others' cells; prefix sums give the offsets),
  * and that exchange already tells each member that all have entered. Blocks go straight into the destinations: no
  * scratch. (Staging, as broadcast has, measured no faster here: every member waits for every other anyway.)
- * On teams whose other members are all on other nodes (t->all_far), fcollect's automatic choice for blocks that fit
- * a slot of the scratch is gather_far: no entry signal, whose wait is a round trip there. */
+ * On teams whose other members are all on other nodes (t->all_far), or when a node is crowded, fcollect's
+ * automatic choice for blocks that fit a slot of the scratch pushes into the receivers' scratch (coll.h, "Pushes
+ * into scratch"): no entry signal. */
 #include "coll.h"
 #include "gpu/coll_gpu.h"
 
@@ -70,37 +71,14 @@ static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *
   }
 }
 
-/* fcollect on t->all_far teams (coll.h, "Members on other nodes"), blocks up to a slot of half the scratch: each
- * member puts its block into its slot of every member's scratch half and signals; each copies the slots into its
- * dest as their signals come. No entry signal (a round trip between nodes): only this PE writes its dest. */
-static void gather_far(shoal_team_t *t, char *dest, const char *src, size_t nb, size_t per, const char *routine) {
-  int n = t->size, me = t->rank;
-  char *h = t->scratch + (t->round++ & 1) * (t->scratch_size / 2);
-  uint64_t v = ++t->seq;
-  for (int k = 1; k < n; k++) {
-    int r = me + k < n ? me + k : me + k - n;
-    shoal_coll_put(t, r, h + (size_t)me * per + t->delta[r], src, nb, routine);
-    shoal_coll_post(t, r, v);
-  }
-  memcpy(dest + (size_t)me * nb, src, nb);
-  for (int k = 1; k < n; k++) {
-    int s = me - k >= 0 ? me - k : me - k + n;
-    shoal_coll_wait(t, s, v);
-    memcpy(dest + (size_t)s * nb, h + (size_t)s * per, nb);
-  }
-}
-
 static inline __attribute__((always_inline)) void fcollect_impl(shoal_team_t *t, void *dest, const void *src,
                                                                    size_t nb, const char *routine) {
   int algo = shoal_coll_algo(SHOAL_COLL_FCOLLECT, routine);
   const ptrdiff_t *dd = shoal_coll_deltas(t, dest, nb * (size_t)t->size, 0, routine, "dest");
   shoal_coll_deltas(t, src, nb, 1, routine, "source");
-  if (SHOAL_UNLIKELY(t->all_far) && algo == SHOAL_ALGO_AUTO) {
-    size_t per = (t->scratch_size / 2 / (size_t)t->size) & ~(size_t)(SHOAL_CACHELINE - 1);
-    if (nb <= per) {
-      gather_far(t, dest, src, nb, per, routine);
-      return;
-    }
+  if (SHOAL_UNLIKELY(shoal_coll_use_scratch_push(t, nb)) && algo == SHOAL_ALGO_AUTO) {
+    shoal_coll_scratch_push(t, dest, nb, 1, src, 0, nb, 1, routine);
+    return;
   }
   gather(t, dest, src, nb, NULL, dd, algo ? algo : SHOAL_GATHER_PUSH, true, routine);
 }

@@ -142,15 +142,20 @@ static shoal_status_t heap_init(const char *routine) {
   }
   if (base > res) munmap(res, (size_t)(base - res));
   munmap(base + total, (size_t)(res + slack - base)); /* base < res + slack: the tail is never empty */
-  /* Every PE's heap size and transport choice: they must agree (the transport's set-up is collective). */
-  uint64_t(*sizes)[2] = calloc((size_t)n, sizeof *sizes);
+  /* Every PE's heap size and transport choice: they must agree (the transport's set-up is collective). And whether
+   * its node is crowded, which the collectives must see alike (shoal_g.crowded). */
+  uint64_t(*sizes)[3] = calloc((size_t)n, sizeof *sizes);
   shoal_g.peer_heap = calloc((size_t)n, sizeof(char *));
   shoal_g.heap_delta = calloc((size_t)n, sizeof(ptrdiff_t));
   shoal_g.heap_lim = calloc((size_t)n, sizeof(size_t));
   if (!sizes || !shoal_g.peer_heap || !shoal_g.heap_delta || !shoal_g.heap_lim ||
-      shoal_boot_allgather(&shoal_g.boot, (uint64_t[2]){total, (uint64_t)mode}, sizes, sizeof *sizes))
+      shoal_boot_allgather(&shoal_g.boot,
+                           (uint64_t[3]){total, (uint64_t)mode, shoal_g.boot.local_size > sysconf(_SC_NPROCESSORS_ONLN)},
+                           sizes, sizeof *sizes))
     return SHOAL_ERR_NOMEM;
+  shoal_g.crowded = false;
   for (int p = 0; p < n; p++) {
+    shoal_g.crowded |= sizes[p][2] != 0;
     if (sizes[p][1] != (uint64_t)mode) {
       static const char *const names[] = {"auto", "shm", "ofi"};
       shoal_fatal(routine, "SHOAL_TRANSPORT differs between PEs (PE %d: %s, PE %d: %s): set it the same for every PE",

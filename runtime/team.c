@@ -5,7 +5,6 @@
 #include "heap_gpu.h"
 #include "gpu/coll_gpu.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -117,9 +116,11 @@ static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstr
   t->scratch_size = slots[slot].scratch_size;
   t->stage = slots[slot].stage;
   t->stage_half = slots[slot].stage_size / 2;
+  t->stage_slots = (int)(slots[slot].stage_size / SHOAL_STAGE_SLOT);
+  t->stage_pos = 0;
   t->seq = seq;
   t->round = t->ncollect = t->nstaged = 0;
-  t->stage_done[0] = t->stage_done[1] = 0;
+  memset(t->stage_done, 0, sizeof t->stage_done);
   t->stage_root[0] = t->stage_root[1] = -1;
   t->psync = NULL;
   t->cdelta = t->delta;
@@ -142,9 +143,8 @@ static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstr
 
 shoal_status_t shoal_team_init(void) {
   int n = shoal_g.npes;
-  cpu_set_t cpus;
-  int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) ? (int)sysconf(_SC_NPROCESSORS_ONLN) : CPU_COUNT(&cpus);
-  shoal_coll_oversubscribed = shoal_g.boot.local_size > ncpu;
+  /* Job-wide, not this PE's affinity: bound PEs see one CPU each, and members choosing differently would hang. */
+  shoal_coll_oversubscribed = shoal_g.crowded;
   flag_stride = n <= 64 ? SHOAL_CACHELINE / 8 : 1;
   for (int s = 0; s < SHOAL_TEAM_SLOTS; s++) {
     size_t sz = s == 0 ? SHOAL_TEAM_SCRATCH_WORLD : s == 1 ? SHOAL_TEAM_SCRATCH_SHARED : SHOAL_TEAM_SCRATCH_USER;
@@ -262,6 +262,7 @@ shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *
   t->pub = (_Atomic uint64_t *)(pSync + SHMEM_SYNC_SIZE - 1);
   t->scratch = t->stage = NULL;
   t->scratch_size = t->stage_half = 0;
+  t->stage_slots = 0;
   t->cdelta = t->adelta;
   t->remote = t->all_far = false; /* all_far: no staging or scratch */
   for (int r = 0; r < PE_size; r++) {
