@@ -169,6 +169,20 @@ static inline void shoal_coll_put(const shoal_team_t *t, int r, void *to, const 
   else
     memcpy(to, src, n);
 }
+/* Bytes a call must write across the team before its copies stream past the caches (shoal_copy_stream): half the
+ * last-level cache (set at init). Only fcollect and alltoall, whose volume is members^2 blocks: a broadcast's copies
+ * measured slower streamed at 1-2 MiB on 4 PEs (their readers find them in cache otherwise). */
+extern size_t shoal_coll_stream_min;
+/* shoal_coll_put; stream: a member of this node gets non-temporal stores. */
+static inline void shoal_coll_put_bulk(const shoal_team_t *t, int r, void *to, const void *src, size_t n, bool stream,
+                                       const char *routine) {
+  if (shoal_coll_far(t, r))
+    shoal_tl_put(routine, t->world[r], to, src, n, true);
+  else if (stream)
+    shoal_copy_stream(to, src, n);
+  else
+    memcpy(to, src, n);
+}
 /* n bytes of member r's memory at from (its address from a delta table) into dst, complete on return. */
 static inline void shoal_coll_get(const shoal_team_t *t, int r, void *dst, const void *from, size_t n,
                                   const char *routine) {

@@ -17,9 +17,12 @@
 /* copy_block into member r's dest (d = its address from the delta table): through the transport for a member of
  * another node, one put per element when strided (the signal after them waits for their sources). */
 static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size_t nelems, size_t esize,
-                      ptrdiff_t dst, ptrdiff_t sst, const char *routine) {
+                      ptrdiff_t dst, ptrdiff_t sst, bool stream, const char *routine) {
   if (!shoal_coll_far(t, r)) {
-    shoal_coll_copy_block(d, s, nelems, esize, dst, sst);
+    if (stream && dst == 1 && sst == 1)
+      shoal_copy_stream(d, s, nelems * esize);
+    else
+      shoal_coll_copy_block(d, s, nelems, esize, dst, sst);
     return;
   }
   if (dst == 1 && sst == 1) {
@@ -52,16 +55,17 @@ static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t,
   uint64_t e = t->seq + 1, v = t->seq + 2; /* entry signal, then data signal */
   t->seq += 2;
   bool pairwise = algo == SHOAL_A2A_PAIRWISE, entry = algo != SHOAL_A2A_PUSH_UNSAFE;
+  bool stream = nelems * esize >= shoal_coll_stream_min / ((size_t)n * (size_t)n); /* the call's volume, not a block's */
   if (entry)
     for (int k = 1; k < n; k++) shoal_coll_post(t, me - k >= 0 ? me - k : me - k + n, e);
   for (int k = 1; k < n; k++) {
     int r = me + k < n ? me + k : me + k - n;
     if (entry) shoal_coll_wait(t, r, e);
-    put_block(t, r, mine + dd[r], s + (size_t)r * sblk, nelems, esize, dst, sst, routine);
+    put_block(t, r, mine + dd[r], s + (size_t)r * sblk, nelems, esize, dst, sst, stream, routine);
     shoal_coll_post(t, r, v);
     if (pairwise) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
   }
-  shoal_coll_copy_block(mine, s + (size_t)me * sblk, nelems, esize, dst, sst); /* own block last: off the critical path */
+  put_block(t, me, mine, s + (size_t)me * sblk, nelems, esize, dst, sst, stream, routine); /* own block last */
   if (!pairwise)
     for (int k = 1; k < n; k++) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
 }

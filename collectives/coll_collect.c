@@ -57,16 +57,18 @@ static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *
       shoal_coll_wait(t, p, v + 1 + (uint64_t)k);
     }
   } else {
+    size_t total = blk_off(offs, nb, n); /* dest bytes per member: n times that across the team */
+    bool stream = total >= shoal_coll_stream_min / (size_t)n;
     v = ++t->seq;
     if (entry)
       for (int k = 1; k < n; k++) shoal_coll_post(t, me - k >= 0 ? me - k : me - k + n, e);
     for (int k = 1; k < n; k++) {
       int r = me + k < n ? me + k : me + k - n;
       if (entry) shoal_coll_wait(t, r, e);
-      if (nb) shoal_coll_put(t, r, dest + myoff + dd[r], src, nb, routine); /* collect: a member may have nothing (and source NULL) */
+      if (nb) shoal_coll_put_bulk(t, r, dest + myoff + dd[r], src, nb, stream, routine); /* collect: a member may have nothing (and source NULL) */
       shoal_coll_post(t, r, v);
     }
-    if (nb) memcpy(dest + myoff, src, nb); /* off the critical path: the others are already released */
+    if (nb) shoal_coll_put_bulk(t, me, dest + myoff, src, nb, stream, routine); /* off the critical path */
     for (int k = 1; k < n; k++) shoal_coll_wait(t, me - k >= 0 ? me - k : me - k + n, v);
   }
 }

@@ -3,6 +3,9 @@
  * A PE reached through the transport between nodes fails the inline range check (its heap_lim is 0) and goes
  * through the seam (transport.c): the nbi forms are then non-blocking, complete at quiet. */
 #include "shoal.h"
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 #include "amo.h" /* shoal_in_static */
 #include "ctx.h" /* shoal_ctx_pe: team contexts take team PE numbers */
 #include "transport.h"
@@ -250,3 +253,26 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
     rma_strided("shmem_ctx_" #N "_iget", false, dest, source, dst, sst, nelems, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_iget", ctx, pe));                       \
   }
 SHOAL_RMA_TYPES(SHOAL_DEF_TYPED)
+
+void shoal_copy_stream(void *dest, const void *src, size_t n) {
+#if defined(__x86_64__)
+  char *d = dest;
+  const char *s = src;
+  size_t head = (16 - ((uintptr_t)d & 15)) & 15; /* stores need 16-byte alignment; loads may be unaligned */
+  if (head > n) head = n;
+  memcpy(d, s, head);
+  d += head, s += head, n -= head;
+  for (; n >= 64; n -= 64, d += 64, s += 64) {
+    __m128i a = _mm_loadu_si128((const __m128i *)s), b = _mm_loadu_si128((const __m128i *)(s + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(s + 32)), e = _mm_loadu_si128((const __m128i *)(s + 48));
+    _mm_stream_si128((__m128i *)d, a);
+    _mm_stream_si128((__m128i *)(d + 16), b);
+    _mm_stream_si128((__m128i *)(d + 32), c);
+    _mm_stream_si128((__m128i *)(d + 48), e);
+  }
+  memcpy(d, s, n);
+  _mm_sfence();
+#else
+  memcpy(dest, src, n);
+#endif
+}

@@ -28,6 +28,7 @@ static int flag_stride;                    /* uint64 units between cells: a cach
 static uint64_t *split_buf;                /* symmetric: the slot table reduced over the parent at a split */
 _Atomic uint64_t *shoal_coll_dbg;          /* symmetric: SHMEM_DEBUG argument checks (coll_core.c) */
 bool shoal_coll_oversubscribed;
+size_t shoal_coll_stream_min = (size_t)16 << 20;
 
 #define TOP_BIT ((uint64_t)1 << 63)
 
@@ -141,10 +142,30 @@ static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstr
   return SHOAL_OK;
 }
 
+/* The last-level cache of CPU 0, from sysfs (sysconf's figure was 10x too large in a VM here); 32 MiB if unknown. */
+static size_t llc_bytes(void) {
+  size_t best = 0;
+  for (int i = 0; i < 8; i++) {
+    char path[96], buf[32];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    FILE *f = fopen(path, "r");
+    if (!f) break;
+    char *ok = fgets(buf, sizeof buf, f);
+    fclose(f);
+    char *end;
+    unsigned long long v = ok ? strtoull(buf, &end, 10) : 0;
+    if (!v) continue;
+    v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 0;
+    if (v > best) best = (size_t)v;
+  }
+  return best ? best : (size_t)32 << 20;
+}
+
 shoal_status_t shoal_team_init(void) {
   int n = shoal_g.npes;
   /* Job-wide, not this PE's affinity: bound PEs see one CPU each, and members choosing differently would hang. */
   shoal_coll_oversubscribed = shoal_g.crowded;
+  shoal_coll_stream_min = shoal_env.coll_stream_min ? shoal_env.coll_stream_min : llc_bytes() / 2;
   flag_stride = n <= 64 ? SHOAL_CACHELINE / 8 : 1;
   for (int s = 0; s < SHOAL_TEAM_SLOTS; s++) {
     size_t sz = s == 0 ? SHOAL_TEAM_SCRATCH_WORLD : s == 1 ? SHOAL_TEAM_SCRATCH_SHARED : SHOAL_TEAM_SCRATCH_USER;
