@@ -240,8 +240,6 @@ static inline bool shoal_coll_use_scratch_push(const shoal_team_t *t, size_t nb)
   if (SHOAL_LIKELY(!t->all_far) && (!shoal_coll_oversubscribed || nb > SHOAL_COLL_CROWDED_PUSH_MAX)) return false;
   return nb && nb <= shoal_coll_scratch_slot(t);
 }
-/* nelems elements of esize bytes from s (element stride sst) to d (stride dst). */
-void shoal_coll_copy_block(char *d, const char *s, size_t nelems, size_t esize, ptrdiff_t dst, ptrdiff_t sst);
 /* Every member r gets src + r * sblk (nelems * esize contiguous bytes; sblk 0: the same block for all) in its slot
  * of r's scratch half; then this PE copies member s's slot to dest + s * dblk (element stride dst), its own block
  * straight from src. A scratch round; a PE's dest is written by that PE alone, so no entry signal is needed. */

@@ -14,7 +14,7 @@
 #include "coll.h"
 #include "gpu/coll_gpu.h"
 
-/* copy_block into member r's dest (d = its address from the delta table): through the transport for a member of
+/* shoal_copy_strided into member r's dest (d = its address from the delta table): through the transport for a member of
  * another node, one put per element when strided (the signal after them waits for their sources). */
 static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size_t nelems, size_t esize,
                       ptrdiff_t dst, ptrdiff_t sst, bool stream, const char *routine) {
@@ -22,7 +22,7 @@ static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size
     if (stream && dst == 1 && sst == 1)
       shoal_copy_stream(d, s, nelems * esize);
     else
-      shoal_coll_copy_block(d, s, nelems, esize, dst, sst);
+      shoal_copy_strided(d, s, nelems, esize, dst, sst);
     return;
   }
   if (dst == 1 && sst == 1) {

@@ -43,22 +43,6 @@ void shoal_coll_stage_drain(shoal_team_t *t) {
   for (int k = 1; k < n && last; k++) shoal_coll_wait(t, me + k < n ? me + k : me + k - n, last);
 }
 
-void shoal_coll_copy_block(char *d, const char *s, size_t nelems, size_t esize, ptrdiff_t dst, ptrdiff_t sst) {
-  if (dst == 1 && sst == 1) {
-    memcpy(d, s, nelems * esize);
-    return;
-  }
-  size_t ds = (size_t)dst * esize, ss = (size_t)sst * esize;
-  switch (esize) { /* fixed sizes compile to single moves */
-  case 1: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 1); break;
-  case 2: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 2); break;
-  case 4: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 4); break;
-  case 8: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 8); break;
-  case 16: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 16); break;
-  default: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, esize); break;
-  }
-}
-
 void shoal_coll_scratch_push(shoal_team_t *t, char *dest, size_t dblk, ptrdiff_t dst, const char *src, size_t sblk,
                              size_t nelems, size_t esize, const char *routine) {
   int n = t->size, me = t->rank;
@@ -70,11 +54,11 @@ void shoal_coll_scratch_push(shoal_team_t *t, char *dest, size_t dblk, ptrdiff_t
     shoal_coll_put(t, r, h + (size_t)me * per + t->delta[r], src + (size_t)r * sblk, nb, routine);
     shoal_coll_post(t, r, v);
   }
-  shoal_coll_copy_block(dest + (size_t)me * dblk, src + (size_t)me * sblk, nelems, esize, dst, 1);
+  shoal_copy_strided(dest + (size_t)me * dblk, src + (size_t)me * sblk, nelems, esize, dst, 1);
   for (int k = 1; k < n; k++) {
     int s = me - k >= 0 ? me - k : me - k + n;
     shoal_coll_wait(t, s, v);
-    shoal_coll_copy_block(dest + (size_t)s * dblk, h + (size_t)s * per, nelems, esize, dst, 1);
+    shoal_copy_strided(dest + (size_t)s * dblk, h + (size_t)s * per, nelems, esize, dst, 1);
   }
 }
 

@@ -142,8 +142,19 @@ static void rma_strided(const char *routine, bool put, void *dest, const void *s
     }
     return;
   }
-  char *d = put ? remote : dest;
-  const char *s = put ? (const char *)src : remote;
+  if (put)
+    shoal_copy_strided(remote, src, nelems, size, dst, sst);
+  else
+    shoal_copy_strided(dest, remote, nelems, size, dst, sst);
+}
+
+void shoal_copy_strided(void *dest, const void *src, size_t nelems, size_t size, ptrdiff_t dst, ptrdiff_t sst) {
+  char *d = dest;
+  const char *s = src;
+  if (dst == 1 && sst == 1) {
+    memcpy(d, s, nelems * size);
+    return;
+  }
   size_t ds = (size_t)dst * size, ss = (size_t)sst * size;
   switch (size) { /* fixed-size copies compile to single moves */
   case 1: for (size_t i = 0; i < nelems; i++) memcpy(d + i * ds, s + i * ss, 1); break;

@@ -342,6 +342,9 @@ void shoal_wait_backoff(shoal_wait_t *w); /* the step without the transport's pr
  * for copies that together pass the last-level cache (glibc's memcpy streams only past ~3/4 of it per copy): 2x
  * memcpy measured here at 1-4 MiB blocks. memcpy where the CPU has no such stores (not x86-64). (rma.c) */
 void shoal_copy_stream(void *dest, const void *src, size_t n);
+/* nelems elements of size bytes from src (element stride sst) to dest (stride dst), both local addresses; strides
+ * in elements, >= 1 (iput/iget, strided alltoalls). (rma.c) */
+void shoal_copy_strided(void *dest, const void *src, size_t nelems, size_t size, ptrdiff_t dst, ptrdiff_t sst);
 
 /* ---- RMA core (rma.c) ---- */
 void shoal_rma_put(const char *routine, void *dest, const void *src, size_t nbytes, int pe);
