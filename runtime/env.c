@@ -36,7 +36,7 @@ static const env_var_t env_table[] = {
   {"SHOAL_DEBUG_SUBSYS", ENV_STR, "all", F(debug_subsys), "comma list of boot,topo,heap,shm,ofi,gpu,coll,all",
    "subsystems whose debug output SHMEM_DEBUG shows"},
   {"SHOAL_SPIN", ENV_LONG, "-1", F(spin), "-1 (auto) or a count >= 1 (at most 2147483647)",
-   "polls (rounded up to 32) before a waiting PE yields; auto: at once if a PE shares its CPU, else after 50 us"},
+   "polls (rounded up to 32) before a waiting PE yields; auto: at once if a PE shares its CPU, else after 1 ms"},
   {"SHOAL_BIND", ENV_ENUM, "none", F(bind), "core|numa|none", "CPU binding (oshrun --bind-to sets it)"},
   {"SHOAL_TOPO", ENV_STR, "", F(topo_src), "path of an hwloc .xml file, or a synthetic description (< 256 chars)",
    "topology to use instead of this machine's (testing); unset: this machine's"},

@@ -302,7 +302,7 @@ _Noreturn void shoal_check_init_fail(const char *routine);
  * Its first step notes the CPU it runs on where the node's PEs can see it, and looks whether another PE of the job
  * last waited on the same CPU (whatever the affinity masks say: the kernel may put two unbound PEs on one core when
  * other work runs). When a PE shares its CPU it yields at once and at every step (that PE may need the CPU to make
- * the progress this one waits for); otherwise it spins 50 us first (a yield would hand the CPU to unrelated work,
+ * the progress this one waits for); otherwise it spins 1 ms first (a yield would hand the CPU to unrelated work,
  * a busy task on a bound PE's core, for a whole slice), then yields the CPU at each step, and after a millisecond
  * of yields without progress sleeps a little (a yield alone keeps the CPU busy, so neither a PE queued behind
  * another busy task nor the load balancer gets it). A wait satisfied within the first SHOAL_WAIT_CHECK polls (the

@@ -7,11 +7,14 @@
 #include <time.h>
 
 /* Waiting (model in shoal.h). The numbers come from this 2-vCPU VM (docs/performance.md): a sched_yield that finds
- * nobody else to run returns in ~0.3-1 us; WAIT_SPIN_NS covers every wait of a bound PE pair up to large collectives,
- * and past it a yield every microsecond costs a bound PE nothing measurable (nobody else is there to run). */
+ * nobody else to run returns in ~0.3-1 us; WAIT_SPIN_NS covers every wait of a bound PE pair up to 4 MiB messages
+ * (a 1 MiB put takes ~25 us on half a CPU), and past it a yield every microsecond costs a bound PE nothing
+ * measurable (nobody else is there to run). It was 50 us: a PE sharing its core with unrelated busy work then
+ * yielded in the middle of a 512 KiB-1 MiB ping-pong and got its CPU back a scheduler slice later (2-4 ms per
+ * message against 24-32 us now; tests/multi/busy_core.c). */
 #define WAIT_SHARED_NS 500    /* when a PE shares this CPU: yield at the first step and every later one */
-#define WAIT_SPIN_NS 50000    /* spin before yielding otherwise */
-#define WAIT_YIELD_NS 1000000 /* yields without progress before sleeping */
+#define WAIT_SPIN_NS 1000000  /* spin before yielding otherwise */
+#define WAIT_YIELD_NS 1000000 /* then yields without progress before sleeping */
 #define WAIT_SLEEP_MAX_NS 200000
 #define WAIT_RESCAN_NS 100000 /* how long a look at the peers' CPUs stays valid */
 static bool wait_oversubscribed;
@@ -69,7 +72,7 @@ void shoal_wait_backoff(shoal_wait_t *w) {
   int64_t waited = t - w->t0;
   if (waited < w->spin) return;
   /* With peers on other nodes, keep serving them (no sleep: their latency would be this PE's wake-up). */
-  if (waited < WAIT_YIELD_NS || shoal_g.tl) {
+  if (waited < w->spin + WAIT_YIELD_NS || shoal_g.tl) {
     sched_yield();
     return;
   }
