@@ -30,8 +30,9 @@
  * for the members, and waits only before it writes a slot again for the "done" of every member of its last round
  * there (kept per slot in t->stage_done). When a node is crowded, small broadcasts from one root can thus run up
  * to a ring (64 rounds for WORLD) ahead of a member that is not scheduled (a context switch per call otherwise);
- * elsewhere every round takes half the staging, two rounds in flight, which measured faster with a PE per core. Destroying a team first waits for those too, so a slow member never finds a later team's data in a
- * reused slot.
+ * elsewhere every round takes half the staging, two rounds in flight, which measured faster with a PE per core.
+ * Destroying a team first waits for those "done" values too, so a slow member never finds a later team's data in
+ * a reused slot.
  *
  * Scratch. Each team slot owns symmetric scratch in the internal area, split in two halves; scratch round q uses
  * half q & 1. Every scratch round completes only after a signal chain from every member's start of that round, so
@@ -69,7 +70,7 @@
 #define SHOAL_TEAM_SCRATCH_WORLD ((size_t)256 << 10) /* bytes of scratch for SHMEM_TEAM_WORLD */
 #define SHOAL_TEAM_SCRATCH_SHARED ((size_t)64 << 10)
 #define SHOAL_TEAM_SCRATCH_USER ((size_t)16 << 10)
-#define SHOAL_TEAM_STAGE_WORLD ((size_t)32 << 10)   /* bytes of staging (two halves) for WORLD and SHARED */
+#define SHOAL_TEAM_STAGE_WORLD ((size_t)32 << 10)   /* bytes of staging (a ring of slots) for WORLD and SHARED */
 #define SHOAL_TEAM_STAGE_USER ((size_t)8 << 10)
 #define SHOAL_STAGE_SLOT ((size_t)512)                            /* bytes: the staging ring's unit */
 #define SHOAL_STAGE_SLOTS (SHOAL_TEAM_STAGE_WORLD / SHOAL_STAGE_SLOT) /* the most slots a team's ring has */
@@ -170,8 +171,8 @@ static inline void shoal_coll_put(const shoal_team_t *t, int r, void *to, const 
     memcpy(to, src, n);
 }
 /* Bytes a call must write across the team before its copies stream past the caches (shoal_copy_stream): half the
- * last-level cache (set at init). Only fcollect and alltoall, whose volume is members^2 blocks: a broadcast's copies
- * measured slower streamed at 1-2 MiB on 4 PEs (their readers find them in cache otherwise). */
+ * last-level cache (set at init). Only [f]collect and alltoall, whose volume is members^2 blocks: a broadcast's
+ * copies measured slower streamed at 1-2 MiB on 4 PEs (their readers find them in cache otherwise). */
 extern size_t shoal_coll_stream_min;
 /* shoal_coll_put; stream: a member of this node gets non-temporal stores. */
 static inline void shoal_coll_put_bulk(const shoal_team_t *t, int r, void *to, const void *src, size_t n, bool stream,

@@ -19,8 +19,8 @@
 #include "gpu/coll_gpu.h"
 
 /* Automatic choice (measured on 2 cores, 2 and 4 PEs): staged for teams up to half their staging (16 KiB for WORLD
- * and SHARED, 4 KiB for other teams), then push up to BCAST_PUSH_MAX bytes (4 times that when PEs outnumber CPUs:
- * pulls need every member scheduled), then pull up to BCAST_PULL_MAX_PES members, then the tree. */
+ * and SHARED, 4 KiB for other teams), then push up to BCAST_PUSH_MAX bytes (4 times that when some node of the job
+ * is crowded: pulls need every member scheduled), then pull up to BCAST_PULL_MAX_PES members, then the tree. */
 #define BCAST_PUSH_MAX ((size_t)16 << 10)
 #define BCAST_PULL_MAX_PES 8
 

@@ -60,7 +60,7 @@ static const env_var_t env_table[] = {
   {"SHOAL_COLL_COLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[5]), "auto|push|ring|rdbl", "collect algorithm"},
   {"SHOAL_COLL_STREAM_MIN", ENV_SIZE, "0", F(coll_stream_min),
    "0 (auto: half the last-level cache) or bytes with k/K/m/M/g/G/t/T suffix, at most 4194304T",
-   "bytes an fcollect or alltoall writes across the team from which its copies bypass the caches (non-temporal "
+   "bytes a [f]collect or alltoall writes across the team from which its copies bypass the caches (non-temporal "
    "stores)"},
   {"SHOAL_COLL_VARIANT", ENV_ENUM, "hoisted", F(coll_variant), "hoisted|naive", "GPU collective kernel variant"},
   {"SHOAL_COLL_GPU_G", ENV_ENUM, "auto", F(coll_gpu_g), "auto|1|2|4|8",

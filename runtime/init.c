@@ -97,6 +97,54 @@ _Noreturn static void heap_size_fail(const char *routine, int n, size_t total, c
               name, getenv(name), what);
 }
 
+/* CPUs in a list such as "0-3,8,10-11" (sysfs and cgroup format); 0 when it does not parse. */
+static long cpu_list_count(const char *s) {
+  long n = 0;
+  while (*s && *s != '\n') {
+    char *end;
+    long a = strtol(s, &end, 10), b = a;
+    if (end == s || a < 0) return 0;
+    if (*end == '-') {
+      s = end + 1;
+      b = strtol(s, &end, 10);
+      if (end == s || b < a) return 0;
+    }
+    n += b - a + 1;
+    s = *end == ',' ? end + 1 : end;
+  }
+  return n;
+}
+
+/* CPUs this node gives the job: those online, or fewer where this process's cgroup cpuset (a container, a batch
+ * job's allocation: cgroup v2, or v1's cpuset hierarchy) allows fewer. Not the affinity mask: binding narrows it to
+ * one CPU per PE, and a pinned PE would count its node as crowded while its peers did not. */
+static long node_cpus(void) {
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  if (!f) return online;
+  char line[512], path[640], list[4096];
+  long best = online;
+  while (fgets(line, sizeof line, f)) { /* "0::/path" (v2) or "N:cpuset:/path" (v1) */
+    line[strcspn(line, "\n")] = 0;
+    const char *p = NULL, *file = NULL;
+    if (!strncmp(line, "0::", 3)) {
+      p = line + 3, file = "/sys/fs/cgroup%s/cpuset.cpus.effective";
+    } else {
+      char *c = strchr(line, ':');
+      if (c && !strncmp(c + 1, "cpuset:", 7)) p = c + 8, file = "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus";
+    }
+    if (!p) continue;
+    snprintf(path, sizeof path, file, strcmp(p, "/") ? p : "");
+    FILE *g = fopen(path, "r");
+    if (!g) continue;
+    long n = fgets(list, sizeof list, g) ? cpu_list_count(list) : 0;
+    fclose(g);
+    if (n > 0 && n < best) best = n;
+  }
+  fclose(f);
+  return best;
+}
+
 /* The heap: a sealed memfd per PE, mapped by every PE of the node (descriptors from shoal_boot_fd_allgather). */
 static shoal_status_t heap_init(const char *routine) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -150,7 +198,7 @@ static shoal_status_t heap_init(const char *routine) {
   shoal_g.heap_lim = calloc((size_t)n, sizeof(size_t));
   if (!sizes || !shoal_g.peer_heap || !shoal_g.heap_delta || !shoal_g.heap_lim ||
       shoal_boot_allgather(&shoal_g.boot,
-                           (uint64_t[3]){total, (uint64_t)mode, shoal_g.boot.local_size > sysconf(_SC_NPROCESSORS_ONLN)},
+                           (uint64_t[3]){total, (uint64_t)mode, shoal_g.boot.local_size > node_cpus()},
                            sizes, sizeof *sizes))
     return SHOAL_ERR_NOMEM;
   shoal_g.crowded = false;
@@ -272,7 +320,7 @@ static void init_common(const char *routine, int requested) {
   shoal_g.npes = shoal_g.boot.size;
   shoal_g.thread_level = requested;
   shoal_g.spin = shoal_env.spin;
-  shoal_wait_init(shoal_g.boot.local_size > sysconf(_SC_NPROCESSORS_ONLN)); /* bound PEs see one CPU each */
+  shoal_wait_init(shoal_g.boot.local_size > node_cpus()); /* not the affinity: bound PEs see one CPU each */
   if (heap_init(routine)) shoal_fatal(routine, "cannot set up the symmetric heap");
   if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
   if (shoal_tl_setup(routine)) shoal_fatal(routine, "cannot reach every PE (the line above says why)");

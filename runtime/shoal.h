@@ -239,8 +239,8 @@ typedef struct shoal_state {
   uint64_t tl_ops;              /* puts, gets and atomics this PE sent through tl (tests count a collective's) */
   uint64_t barrier_epoch;
   long spin;                    /* SHOAL_SPIN: polls before each yield; -1: adaptive (shoal_wait_step) */
-  bool crowded;                 /* some node of the job runs more PEs than it has CPUs online; the same on every PE
-                                   (an OR at init), so collectives may choose their algorithm by it */
+  bool crowded;                 /* some node of the job runs more PEs than it has CPUs online (or in its cgroup
+                                   cpuset); the same on every PE (an OR at init), so collectives may choose by it */
 } shoal_state_t;
 extern shoal_state_t shoal_g;
 

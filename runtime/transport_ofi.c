@@ -314,7 +314,7 @@ static void progress_once(void) {
 }
 
 /* Waits for the wire back off as every wait of the runtime does (shoal_wait_backoff: at once where PEs share a CPU,
- * after 50 us otherwise): each poll here is a progress call (a syscall on tcp, ~1 us), so a step after the first
+ * after 1 ms otherwise): each poll here is a progress call (a syscall on tcp, ~1 us), so a step after the first
  * poll and every WAIT_POLLS. A fixed 4096 polls before the first yield held a CPU shared by 2 PEs for 4-8 ms per
  * wait (4-PE collectives over ofi on 2 cores: 5-6 ms per 8 B alltoall, 0.8 ms with this). */
 #define WAIT_POLLS 4

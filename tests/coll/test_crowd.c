@@ -12,7 +12,11 @@
  *    The same on a team of all PEs (a user team: a ring of 16 slots, RUNAHEAD_TEAM calls). Where the node is not
  *    crowded the test says so and checks values only, as on teams with each member on its own node (t->all_far,
  *    SHOAL_TRANSPORT=ofi), whose broadcasts keep two halves in the receivers' staging.
- * 3. Small fcollects and alltoalls (scratch pushes when crowded) back to back, values checked on every call.
+ * 3. Small fcollects and alltoalls (scratch pushes when crowded) back to back with sum reductions between them (all
+ *    take scratch rounds), values checked on every call.
+ * 4. The staging ring wraps: 150 broadcasts of 24 B to 16 KiB (runs of 1 to 32 slots, the tail skipped at the wrap,
+ *    reused slots waited for) from a root whose members enter 100 ms late, values checked on every call.
+ * --expect-crowded (under cpuset_run.sh, one CPU): shoal_g.crowded must be set though more CPUs are online.
  */
 #include "coll.h"
 
@@ -53,7 +57,9 @@ static double now(void) {
 /* Broadcasts of calls x 3 longs from root 0 on team; members enter only after the root says it is done. */
 static void runahead(shmem_team_t team, int calls, bool crowded, const char *what) {
   int rank = shmem_team_my_pe(team);
-  crowded = crowded && !((shoal_team_t *)team)->all_far; /* members on other nodes: two halves (coll_bcast.c) */
+  const char *forced = getenv("SHOAL_COLL_BCAST_ALGO");
+  shoal_team_t *tt = (shoal_team_t *)team; /* all_far: two halves; hier: through the nodes; forced: not staged */
+  crowded = crowded && !tt->all_far && !tt->hier && (!forced || !strcmp(forced, "auto"));
   static long rounds; /* not root_done + 1: the root may have set root_done here already */
   long expect_done = ++rounds;
   if (rank == 0) {
@@ -81,7 +87,8 @@ static void runahead(shmem_team_t team, int calls, bool crowded, const char *wha
   shmem_barrier_all();
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  bool expect_crowded = argc > 1 && !strcmp(argv[1], "--expect-crowded");
   const char *r = getenv("SHOAL_RANK");
   if (r && atoi(r) == 0) { /* before shmem_init: the runtime reads the mask there */
     cpu_set_t one;
@@ -106,8 +113,9 @@ int main(void) {
   for (int p = 0; p < npes; p++)
     CHECK(flags[p] == mine, "crowded/oversubscribed %ld here but %ld on PE %d: collectives would choose differently",
           mine, flags[p], p);
-  CHECK(crowded || shoal_g.boot.local_size <= sysconf(_SC_NPROCESSORS_ONLN), "not crowded with %d PEs on %ld CPUs",
-        shoal_g.boot.local_size, sysconf(_SC_NPROCESSORS_ONLN));
+  if (expect_crowded) /* run in a cgroup cpuset of one CPU (cpuset_run.sh): the node has fewer CPUs than PEs */
+    CHECK(crowded, "not crowded with %d PEs in a cpuset of one CPU (%ld online): the cgroup's limit was not counted",
+          shoal_g.boot.local_size, sysconf(_SC_NPROCESSORS_ONLN));
   for (int root = 0; root < npes; root++)
     for (int c = 0; c < 3; c++) {
       for (int i = 0; i < BIGN; i++) big_src[i] = me == root ? (long)root * 100000 + c * 10000 + i : -1;
@@ -143,6 +151,14 @@ int main(void) {
           p = npes;
           break;
         }
+    static long rsrc[64], rdst[64];
+    for (int i = 0; i < nel; i++) rsrc[i] = me + c + i;
+    shmem_long_sum_reduce(SHMEM_TEAM_WORLD, rdst, rsrc, (size_t)nel);
+    for (int i = 0; i < nel; i++)
+      if (rdst[i] != (long)npes * (npes - 1) / 2 + (long)npes * (c + i)) {
+        CHECK(0, "sum_reduce call %d: element %d is %ld", c, i, rdst[i]);
+        break;
+      }
     shmem_long_alltoall(SHMEM_TEAM_WORLD, gdst, gsrc, (size_t)nel);
     for (int p = 0; p < npes; p++)
       for (int i = 0; i < nel; i++)
@@ -152,6 +168,22 @@ int main(void) {
           break;
         }
   }
+
+  /* 4. the ring wraps with mixed sizes */
+  static const int sizes[] = {3, 75, 512, 2048, 16, 700, 1, 300}; /* longs: 24 B .. 16 KiB */
+  if (me != 0) usleep(100000);
+  for (int c = 0; c < 150; c++) {
+    int nel = sizes[c % 8];
+    if (me == 0)
+      for (int i = 0; i < nel; i++) big_src[i] = 7L * c + i;
+    shmem_broadcastmem(SHMEM_TEAM_WORLD, big_dst, big_src, (size_t)nel * sizeof(long), 0);
+    for (int i = 0; i < nel; i++)
+      if (big_dst[i] != 7L * c + i) {
+        CHECK(0, "ring broadcast %d (%d longs): element %d is %ld", c, nel, i, big_dst[i]);
+        break;
+      }
+  }
+  shmem_barrier_all();
 
   int all_fails = 0;
   static int fsum, fsrc;

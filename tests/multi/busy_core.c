@@ -3,7 +3,8 @@
  * PE per core); then PE 0 and the last PE ping-pong BYTES with putmem + atomic set, N times, and the median one-way
  * time must stay below LIMIT_US. A PE that yields after 50 us of waiting (the copy of 1 MiB on half a CPU takes
  * longer) gets its CPU back ~2 ms later, a slice of the busy child; one that keeps spinning takes ~25-60 us.
- *   busy_core [N]  (default 40); exits 77 where the PEs are not bound to one CPU each. */
+ *   busy_core [N]  (default 40); exits 77 where the PEs are not bound to one CPU each (--bind-to core on a machine
+ *   with SMT gives each PE two). */
 
 #include <sched.h>
 #include <signal.h>
@@ -53,6 +54,7 @@ int main(int argc, char **argv) {
     child = fork();
     if (child == 0) { /* the unrelated busy work: inherits this PE's one-CPU mask */
       prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() == 1) _exit(0); /* the PE died before the line above */
       for (volatile unsigned long x = 0;; x++) {
       }
     }
