@@ -22,7 +22,7 @@ static const char *other_launcher(long *n) {
 }
 
 static shoal_status_t singleton(shoal_boot_t *b) {
-  b->rank = 0, b->size = 1, b->local_rank = 0, b->local_size = 1;
+  b->rank = 0, b->size = 1, b->local_rank = 0, b->local_size = 1, b->machine_size = 1;
   b->local = calloc(1, sizeof *b->local);
   b->pids = calloc(1, sizeof *b->pids);
   if (!b->local || !b->pids) return SHOAL_ERR_NOMEM;
@@ -75,6 +75,7 @@ shoal_status_t shoal_boot_init(shoal_boot_t *b) {
     return SHOAL_OK;
   }
   if ((rc = nb.ops->init(&nb))) return rc;
+  nb.machine_size = nb.local_size; /* simulated nodes still share this machine's CPUs */
   if (shoal_env.node_pes > 0) node_split(&nb, shoal_env.node_pes);
   if ((rc = shoal_boot_node_init(&nb))) {
     nb.ops->fini(&nb);

@@ -198,7 +198,7 @@ static shoal_status_t heap_init(const char *routine) {
   shoal_g.heap_lim = calloc((size_t)n, sizeof(size_t));
   if (!sizes || !shoal_g.peer_heap || !shoal_g.heap_delta || !shoal_g.heap_lim ||
       shoal_boot_allgather(&shoal_g.boot,
-                           (uint64_t[3]){total, (uint64_t)mode, shoal_g.boot.local_size > node_cpus()},
+                           (uint64_t[3]){total, (uint64_t)mode, shoal_g.boot.machine_size > node_cpus()},
                            sizes, sizeof *sizes))
     return SHOAL_ERR_NOMEM;
   shoal_g.crowded = false;
@@ -320,7 +320,7 @@ static void init_common(const char *routine, int requested) {
   shoal_g.npes = shoal_g.boot.size;
   shoal_g.thread_level = requested;
   shoal_g.spin = shoal_env.spin;
-  shoal_wait_init(shoal_g.boot.local_size > node_cpus()); /* not the affinity: bound PEs see one CPU each */
+  shoal_wait_init(shoal_g.boot.machine_size > node_cpus()); /* not the affinity: bound PEs see one CPU each */
   if (heap_init(routine)) shoal_fatal(routine, "cannot set up the symmetric heap");
   if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
   if (shoal_tl_setup(routine)) shoal_fatal(routine, "cannot reach every PE (the line above says why)");

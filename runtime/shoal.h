@@ -121,6 +121,7 @@ extern const shoal_boot_ops_t shoal_boot_oshrun_ops, shoal_boot_pmix_ops;
 
 struct shoal_boot {
   int rank, size, local_rank, local_size;
+  int machine_size;             /* PEs on this machine: local_size, before SHOAL_NODE_PES splits it into nodes */
   const shoal_boot_ops_t *ops; /* NULL for a 1-PE job */
   int fd;                      /* oshrun: the socket to oshrun, else -1 */
   void *priv;                  /* backend state */
@@ -239,8 +240,9 @@ typedef struct shoal_state {
   uint64_t tl_ops;              /* puts, gets and atomics this PE sent through tl (tests count a collective's) */
   uint64_t barrier_epoch;
   long spin;                    /* SHOAL_SPIN: polls before each yield; -1: adaptive (shoal_wait_step) */
-  bool crowded;                 /* some node of the job runs more PEs than it has CPUs online (or in its cgroup
-                                   cpuset); the same on every PE (an OR at init), so collectives may choose by it */
+  bool crowded;                 /* some machine of the job runs more PEs than it has CPUs online (or in its cgroup
+                                   cpuset; SHOAL_NODE_PES's simulated nodes share one machine); the same on every
+                                   PE (an OR at init), so collectives may choose by it */
 } shoal_state_t;
 extern shoal_state_t shoal_g;
 
