@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "test_common.h"
+#include "test_timing.h"
 
 #define BYTES ((size_t)1 << 20)
 #define LIMIT_US 500.0
@@ -22,16 +23,6 @@
 static char buf[BYTES], src[BYTES];
 static long flag;
 static double t[MAXN];
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
   test_name = "busy_core";

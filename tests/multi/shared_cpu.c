@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "test_common.h"
+#include "test_timing.h"
 
 #define LIMIT_US 250.0
 #define MAXN 4000
@@ -16,16 +17,6 @@
 static long flag, bsrc[8], bdst[8], adst[64], asrc[64], lk;
 static uint64_t sig;
 static double t[MAXN];
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static void op(const char *name, int n, void (*f)(long i)) {
   int me = shmem_my_pe();
