@@ -92,6 +92,8 @@ struct shoal_team {
   int *lead;                  /* [nlead] team rank of each node's leader: its first member in the team */
   int *mates, nmates;         /* a leader: the other members of its node; any other member: its leader alone */
   int *lnode;                 /* [size] each member's node, as its index in lead */
+  int *npos, *nstart;         /* node order: [size] each member's place, its node's members together (by rank);
+                                 [nlead + 1] where node q's members start (q + 1: where they end) */
   int rank, size;             /* this PE's number in the team; members */
   int wstart, wstride;        /* member i is world PE wstart + i * wstride (every team here is such a sequence) */
   int slot;                   /* team slot, -1 for an active set */
@@ -247,6 +249,12 @@ static inline bool shoal_coll_use_scratch_push(const shoal_team_t *t, size_t nb)
 void shoal_coll_scratch_push(shoal_team_t *t, char *dest, size_t dblk, ptrdiff_t dst, const char *src, size_t sblk,
                              size_t nelems, size_t esize, const char *routine);
 
+/* Whether the hierarchical fcollect or alltoall (through each node's leader) takes a call of t that gathers bytes
+ * into each leader's scratch half: t->hier teams (not active sets: no scratch) where they fit. */
+static inline bool shoal_coll_hier_fits(const shoal_team_t *t, size_t bytes) {
+  return t->hier && t->scratch && bytes <= t->scratch_size / 2;
+}
+
 /* ---- per-call helpers (coll_core.c; the common case inline) ---- */
 const ptrdiff_t *shoal_coll_deltas_slow(shoal_team_t *t, const void *p, size_t span, int k, const char *routine,
                                         const char *arg);
@@ -304,8 +312,10 @@ enum { SHOAL_BARRIER_DISSEM = 1, SHOAL_BARRIER_LINEAR, SHOAL_BARRIER_HIER };
 /* BCAST_HIER: t->hier teams (else the automatic choice). */
 enum { SHOAL_BCAST_PUSH = 1, SHOAL_BCAST_PULL, SHOAL_BCAST_TREE, SHOAL_BCAST_PUSH_UNSAFE, SHOAL_BCAST_STAGED,
        SHOAL_BCAST_HIER };
-enum { SHOAL_GATHER_PUSH = 1, SHOAL_GATHER_RING, SHOAL_GATHER_RDBL, SHOAL_GATHER_PUSH_UNSAFE }; /* [f]collect */
-enum { SHOAL_A2A_PUSH = 1, SHOAL_A2A_PAIRWISE, SHOAL_A2A_PUSH_UNSAFE };
+/* GATHER_HIER, A2A_HIER: fcollect and contiguous alltoall of t->hier teams whose call fits a scratch half (else the
+ * automatic choice). */
+enum { SHOAL_GATHER_PUSH = 1, SHOAL_GATHER_RING, SHOAL_GATHER_RDBL, SHOAL_GATHER_PUSH_UNSAFE, SHOAL_GATHER_HIER };
+enum { SHOAL_A2A_PUSH = 1, SHOAL_A2A_PAIRWISE, SHOAL_A2A_PUSH_UNSAFE, SHOAL_A2A_HIER };
 enum { SHOAL_REDUCE_ONESHOT = 1, SHOAL_REDUCE_RDBL, SHOAL_REDUCE_RSAG, SHOAL_REDUCE_HIER }; /* HIER: t->hier teams */
 extern int shoal_coll_algo_cache[SHOAL_COLL_NFAMILY];
 int shoal_coll_algo_parse(enum shoal_coll_family f, const char *routine);

@@ -9,6 +9,7 @@
 #include "boot_proto.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Another launcher's process count, when it says there are several processes and gives us no bootstrap. */
@@ -32,15 +33,19 @@ static shoal_status_t singleton(shoal_boot_t *b) {
 
 /* SHOAL_NODE_PES=k (testing): keep of this node's PEs those of this PE's run of k consecutive ranks, so that one
  * machine plays several nodes: the node socket, the shared heaps and SHMEM_TEAM_SHARED then cover the run only,
- * and the other PEs are reached as on other nodes. */
-static void node_split(shoal_boot_t *b, long k) {
-  int g = b->rank / (int)k, n = 0;
+ * and the other PEs are reached as on other nodes. SHOAL_NODE_MAP=cyclic deals ranks to ceil(size / k) nodes round
+ * robin instead (a node's PEs are not consecutive, as with mpirun --map-by node). */
+static void node_split(shoal_boot_t *b, long k, bool cyclic) {
+  int nodes = (int)((b->size + k - 1) / k); /* cyclic (SHOAL_NODE_MAP): rank r on node r mod nodes */
+#define GROUP(r) (cyclic ? (r) % nodes : (r) / (int)k)
+  int g = GROUP(b->rank), n = 0;
   for (int i = 0; i < b->local_size; i++)
-    if (b->local[i] / (int)k == g) {
+    if (GROUP(b->local[i]) == g) {
       if (b->local[i] == b->rank) b->local_rank = n;
       b->local[n++] = b->local[i];
     }
   b->local_size = n;
+#undef GROUP
 }
 
 shoal_status_t shoal_boot_init(shoal_boot_t *b) {
@@ -76,7 +81,7 @@ shoal_status_t shoal_boot_init(shoal_boot_t *b) {
   }
   if ((rc = nb.ops->init(&nb))) return rc;
   nb.machine_size = nb.local_size; /* simulated nodes still share this machine's CPUs */
-  if (shoal_env.node_pes > 0) node_split(&nb, shoal_env.node_pes);
+  if (shoal_env.node_pes > 0) node_split(&nb, shoal_env.node_pes, !strcmp(shoal_env.node_map, "cyclic"));
   if ((rc = shoal_boot_node_init(&nb))) {
     nb.ops->fini(&nb);
     free(nb.local);

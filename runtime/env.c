@@ -51,10 +51,12 @@ static const env_var_t env_table[] = {
    "broadcast algorithm (push-unsafe: push without waiting for each PE to enter the call, so it can overwrite a "
    "previous result a PE has not read yet: only with a barrier between calls; staged: teams, small sizes; "
    "hierarchical: through each node's leader, on teams spanning nodes, where auto takes it)"},
-  {"SHOAL_COLL_FCOLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[2]), "auto|push|ring|rdbl|push-unsafe",
-   "fcollect algorithm (push-unsafe: as for broadcast)"},
-  {"SHOAL_COLL_ALLTOALL_ALGO", ENV_ENUM, "auto", F(coll_algo[3]), "auto|push|pairwise|push-unsafe",
-   "alltoall(s) algorithm (push-unsafe: as for broadcast)"},
+  {"SHOAL_COLL_FCOLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[2]), "auto|push|ring|rdbl|push-unsafe|hierarchical",
+   "fcollect algorithm (push-unsafe: as for broadcast; hierarchical: through each node's leader, on teams spanning "
+   "nodes when the result fits half the team's scratch, where auto takes it)"},
+  {"SHOAL_COLL_ALLTOALL_ALGO", ENV_ENUM, "auto", F(coll_algo[3]), "auto|push|pairwise|push-unsafe|hierarchical",
+   "alltoall(s) algorithm (push-unsafe: as for broadcast; hierarchical: contiguous alltoall through each node's "
+   "leader, on teams spanning nodes when every block of the call fits half the team's scratch, where auto takes it)"},
   {"SHOAL_COLL_REDUCE_ALGO", ENV_ENUM, "auto", F(coll_algo[4]), "auto|oneshot|rdbl|rsag|hierarchical",
    "reduction algorithm (hierarchical: through each node's leader, on teams spanning nodes; auto takes it there)"},
   {"SHOAL_COLL_COLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[5]), "auto|push|ring|rdbl", "collect algorithm"},
@@ -96,6 +98,9 @@ static const env_var_t env_table[] = {
   {"SHOAL_NODE_PES", ENV_LONG, "-1", F(node_pes), "-1 (off) or a count >= 1 (at most 2147483647)",
    "testing: each run of this many consecutive PEs of a node acts as a node of its own (shared memory within it, "
    "the transport between), to try multi-node runs on one machine. The same on every PE"},
+  {"SHOAL_NODE_MAP", ENV_ENUM, "block", F(node_map), "block|cyclic",
+   "testing, with SHOAL_NODE_PES=k: block: ranks 0..k-1 make the first node, k..2k-1 the next, ...; cyclic: rank r "
+   "is on node r mod ceil(PEs / k), as Open MPI's --map-by node deals them. The same on every PE"},
 };
 #undef F
 

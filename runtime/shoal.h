@@ -72,6 +72,7 @@ typedef struct shoal_env {
   char ofi_provider[64];   /* SHOAL_OFI_PROVIDER: libfabric provider of the ofi transport, "" = libfabric's choice */
   char transport[8];       /* SHOAL_TRANSPORT: auto | shm | ofi */
   long node_pes;           /* SHOAL_NODE_PES: testing, PEs per simulated node; -1 = off */
+  char node_map[8];        /* SHOAL_NODE_MAP: testing, block | cyclic (how SHOAL_NODE_PES deals the ranks) */
 } shoal_env_t;
 extern shoal_env_t shoal_env;
 /* Largest value of a size variable: every sum and page round-up done with one stays far from overflow. */

@@ -37,7 +37,8 @@ static shoal_status_t team_arrays(shoal_team_t *t, int n) {
   if (t->cap >= n) return SHOAL_OK;
   free(t->delta); /* the block */
   size_t un = (size_t)n;
-  char *b = malloc(un * (4 * sizeof(int) + 4 * sizeof(ptrdiff_t) + sizeof(void *)) + (un + 1) * sizeof(size_t));
+  char *b = malloc(un * (6 * sizeof(int) + 4 * sizeof(ptrdiff_t) + sizeof(void *)) + (un + 1) * sizeof(size_t) +
+                   sizeof(int));
   if (!b) return SHOAL_ERR_NOMEM;
   t->delta = (ptrdiff_t *)b;
   t->adelta = t->delta + un; /* an active set's cdelta */
@@ -49,6 +50,8 @@ static shoal_status_t team_arrays(shoal_team_t *t, int n) {
   t->lead = t->world + un;
   t->mates = t->lead + un;
   t->lnode = t->mates + un;
+  t->npos = t->lnode + un;
+  t->nstart = t->npos + un; /* un + 1 */
   t->cap = n;
   return SHOAL_OK;
 }
@@ -86,6 +89,12 @@ static shoal_status_t team_hier(shoal_team_t *t) {
     for (int r = 0; r < t->size; r++)
       if (r != t->rank && shoal_g.node_of[t->world[r]] == mynode) t->mates[t->nmates++] = r;
   }
+  /* Node order (the hierarchical fcollect and alltoall): lead[0]'s node's members by rank, then lead[1]'s, ...;
+   * leader_of is done with, so it counts each node's members placed so far. */
+  for (int q = 0; q <= t->nlead; q++) t->nstart[q] = 0;
+  for (int r = 0; r < t->size; r++) t->nstart[t->lnode[r] + 1]++;
+  for (int q = 0; q < t->nlead; q++) t->nstart[q + 1] += t->nstart[q], leader_of[q] = 0;
+  for (int r = 0; r < t->size; r++) t->npos[r] = t->nstart[t->lnode[r]] + leader_of[t->lnode[r]]++;
   t->hier = t->nlead > 1 && t->nlead < t->size;
   int run = t->size / t->nlead;
   t->pow2_runs = t->hier && t->size % t->nlead == 0 && !(run & (run - 1));

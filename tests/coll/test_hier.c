@@ -32,11 +32,15 @@ static long slot[2][MAXPE];
 static long red_src[LONGN], red_dst[LONGN];
 static long pSync[SHMEM_SYNC_SIZE];
 static int me, npes, k, fails;
+static bool cyclic;
 static bool counting; /* off under SHMEM_DEBUG */
 static double dsrc[3][64], ddst[2][64];
 static long dbits[MAXPE];
 
-static int node(int pe) { return pe / k; }
+static int nnodes(void) { return (npes + k - 1) / k; }
+/* SHOAL_NODE_MAP=cyclic deals the ranks round robin over the nodes; a node's leader is its lowest rank. */
+static int node(int pe) { return cyclic ? pe % nnodes() : pe / k; }
+static bool leader(int pe) { return cyclic ? pe < nnodes() : pe % k == 0; }
 /* Reads this PE issued through libfabric so far (gets, fetching AMOs, a quiet's flush reads). */
 static uint64_t ofi_reads(void) {
   shoal_tl_ofi_info_t i;
@@ -54,7 +58,7 @@ static int ceil_log2(int n) {
 static long expected(bool flat) {
   int nodes = (npes + k - 1) / k;
   if (nodes == 1) return 0;
-  if (!flat && nodes < npes) return me % k ? 0 : ceil_log2(nodes);
+  if (!flat && nodes < npes) return leader(me) ? ceil_log2(nodes) : 0;
   long c = 0; /* dissemination over every PE: round d signals me + d */
   for (int d = 1; d < npes; d <<= 1) c += node((me + d) % npes) != node(me);
   return c;
@@ -87,6 +91,8 @@ int main(void) {
   }
   const char *np = getenv("SHOAL_NODE_PES"), *tr = getenv("SHOAL_TRANSPORT"), *al = getenv("SHOAL_COLL_BARRIER_ALGO");
   k = np ? atoi(np) : npes;
+  const char *nm = getenv("SHOAL_NODE_MAP");
+  cyclic = nm && !strcmp(nm, "cyclic");
   if (tr && !strcmp(tr, "ofi")) k = 1;
   bool flat = al && !strcmp(al, "dissemination");
   const char *dbg = getenv("SHMEM_DEBUG");
@@ -99,7 +105,7 @@ int main(void) {
     if (counting && sent != want && fails++ < 10)
       fprintf(stderr, "test_hier: PE %d (node %d of %d PEs each): %s: %ld operations through the transport in %d "
               "calls, want %ld (%s)\n", me, node(me), k, form_name[form], sent, ROUNDS, want,
-              flat ? "flat dissemination" : me % k ? "a member only signals its leader" : "a node's leader");
+              flat ? "flat dissemination" : !leader(me) ? "a member only signals its leader" : "a node's leader");
     for (int r = 0; r < ROUNDS; r++) {
       long *s = slot[r & 1], v = ((long)form << 40) + ((long)r << 16);
       for (int p = 0; p < npes; p++) shmem_long_p(&s[me], v + me, p);
@@ -137,11 +143,11 @@ int main(void) {
       long sent = (long)(shoal_g.tl_ops - before) - rounds * expected(flat);
       int nodes = (npes + k - 1) / k;
       size_t per = ((SHOAL_TEAM_SCRATCH_WORLD / 2) / (size_t)npes) & ~(size_t)63, m = per / sizeof(long);
-      long want = me % k ? 0 : 2L * (nodes - 1) * (long)((nel + m - 1) / m) * rounds;
+      long want = !leader(me) ? 0 : 2L * (nodes - 1) * (long)((nel + m - 1) / m) * rounds;
       if (counting && !flat && nodes > 1 && nodes < npes && sent != want && fails++ < 10)
         fprintf(stderr, "test_hier: PE %d: sum_reduce of %zu longs: %ld operations through the transport in %d calls, "
                 "want %ld (%s)\n", me, nel, sent, rounds, want,
-                me % k ? "a member only talks to its leader" : "a leader sends its partial to every other leader");
+                !leader(me) ? "a member only talks to its leader" : "a leader sends its partial to every other leader");
     }
   /* Broadcasts from three roots: values, and the operations through the transport per call: the root one put and
    * one signal to each other node's leader, such a leader one signal (it entered) to the root, nobody else any. */
@@ -161,7 +167,7 @@ int main(void) {
                     nel, root, r, i, red_dst[i]);
       }
       long sent = (long)(shoal_g.tl_ops - before);
-      long want = me == root ? 2L * (nodes - 1) : !(me % k) && node(me) != node(root) ? 1 : 0;
+      long want = me == root ? 2L * (nodes - 1) : leader(me) && node(me) != node(root) ? 1 : 0;
       if (counting && !flat && nodes > 1 && nodes < npes && sent != want * rounds && fails++ < 10)
         fprintf(stderr, "test_hier: PE %d: broadcast of %zu longs from PE %d: %ld operations through the transport in "
                 "%d calls, want %ld\n", me, nel, root, sent, rounds, want * rounds);
@@ -172,6 +178,79 @@ int main(void) {
                 "calls, want 0 (a signal after puts waits for nothing)\n", me, nel, root, (unsigned long)reads, rounds);
       shmem_barrier_all();
     }
+  /* fcollect and alltoall on WORLD: values at sizes that fit a leader's scratch half and past it (the flat push),
+   * and the operations through the transport per call where they fit: a node's leader one put and one signal to
+   * every other leader, nobody else any. */
+  {
+    size_t half = SHOAL_TEAM_SCRATCH_WORLD / 2, fbig = half / (size_t)npes / sizeof(long) + 1;
+    size_t abig = half / ((size_t)npes * (size_t)npes) / sizeof(long) + 1;
+    size_t fsizes[] = {1, 7, 300, fbig}, asizes[] = {1, 5, 100, abig};
+    size_t cap = (fbig > abig ? fbig : abig) * (size_t)npes;
+    long *src = shmem_malloc(cap * sizeof(long)), *dst = shmem_malloc(cap * sizeof(long));
+    int nodes = nnodes();
+    for (int a2a = 0; a2a < 2; a2a++)
+      for (int z = 0; z < 4; z++) {
+        size_t nel = a2a ? asizes[z] : fsizes[z];
+        bool fits = z < 3 && (a2a ? nel * sizeof(long) <= half / ((size_t)npes * npes) : nel * npes * sizeof(long) <= half);
+        int rounds = z == 3 ? 3 : 10;
+        uint64_t before = shoal_g.tl_ops;
+        for (int r = 0; r < rounds; r++) {
+          for (size_t i = 0; i < nel * (a2a ? npes : 1); i++) src[i] = (long)me * 1000003 + (long)i * 13 + r;
+          for (size_t i = 0; i < nel * npes; i++) dst[i] = -1;
+          if (a2a)
+            shmem_long_alltoall(SHMEM_TEAM_WORLD, dst, src, nel);
+          else
+            shmem_long_fcollect(SHMEM_TEAM_WORLD, dst, src, nel);
+          for (int p = 0; p < npes; p++)
+            for (size_t i = 0; i < nel; i++) {
+              long want = (long)p * 1000003 + (long)((a2a ? (size_t)me * nel : 0) + i) * 13 + r;
+              if (dst[(size_t)p * nel + i] != want && fails++ < 10)
+                fprintf(stderr, "test_hier: PE %d: %s of %zu longs round %d: element %zu of PE %d's block is %ld, "
+                        "want %ld\n", me, a2a ? "alltoall" : "fcollect", nel, r, i, p, dst[(size_t)p * nel + i], want);
+            }
+        }
+        long sent = (long)(shoal_g.tl_ops - before), want = leader(me) ? 2L * (nodes - 1) * rounds : 0;
+        if (counting && !flat && fits && nodes > 1 && nodes < npes && sent != want && fails++ < 10)
+          fprintf(stderr, "test_hier: PE %d: %s of %zu longs: %ld operations through the transport in %d calls, want "
+                  "%ld (%s)\n", me, a2a ? "alltoall" : "fcollect", nel, sent, rounds, want,
+                  leader(me) ? "a leader: one put and one signal to every other leader" : "a member talks to its "
+                  "leader only");
+        shmem_barrier_all();
+      }
+    /* A team of PEs 1..npes-1 (other leaders, other places in node order), and calls back to back with reductions
+     * between them, no barrier: sources rotate over three buffers, dests over two. */
+    shmem_team_t team = SHMEM_TEAM_INVALID;
+    if (npes > 2) shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, npes - 1, NULL, 0, &team);
+    for (int w = 0; w < 2; w++) {
+      shmem_team_t tm = w ? team : SHMEM_TEAM_WORLD;
+      if (tm == SHMEM_TEAM_INVALID) continue;
+      int tme = shmem_team_my_pe(tm), tn = shmem_team_n_pes(tm);
+      size_t nel = 6, sz = nel * (size_t)tn;
+      for (int c = 0; c < 30; c++) {
+        long *sc = src + (size_t)(c % 3) * sz, *dc = dst + (size_t)(c & 1) * sz;
+        int kind = c % 3;
+        for (size_t i = 0; i < sz; i++) sc[i] = (long)tme * 1000003 + (long)i * 17 + c;
+        if (kind == 0) shmem_long_fcollect(tm, dc, sc, nel);
+        if (kind == 1) shmem_long_alltoall(tm, dc, sc, nel);
+        if (kind == 2) shmem_long_sum_reduce(tm, dc, sc, sz);
+        for (int p = 0; p < (kind == 2 ? 1 : tn); p++)
+          for (size_t i = 0; i < (kind == 2 ? sz : nel); i++) {
+            long want = kind == 0 ? (long)p * 1000003 + (long)i * 17 + c
+                        : kind == 1 ? (long)p * 1000003 + (long)((size_t)tme * nel + i) * 17 + c
+                                    : (long)tn * (tn - 1) / 2 * 1000003 + (long)tn * ((long)i * 17 + c);
+            long got = dc[(size_t)p * nel + i];
+            if (got != want && fails++ < 10)
+              fprintf(stderr, "test_hier: PE %d: %s, back to back call %d (%s): element %zu of block %d is %ld, "
+                      "want %ld\n", me, w ? "team of PEs 1.." : "WORLD", c,
+                      kind == 0 ? "fcollect" : kind == 1 ? "alltoall" : "sum_reduce", i, p, got, want);
+          }
+      }
+    }
+    if (team != SHMEM_TEAM_INVALID) shmem_team_destroy(team);
+    shmem_barrier_all();
+    shmem_free(src);
+    shmem_free(dst);
+  }
   /* Back to back, no barrier between the calls: sources rotate over three buffers, dests over two (a PE may still
    * be in call c when another starts c + 1, never c + 2 before this one returned from c + 1). Doubles of mixed
    * magnitudes, so the sum's bits depend on the order of the additions: every PE must get the same bits. */
@@ -198,8 +277,8 @@ int main(void) {
                 p, (unsigned long)dbits[p], (unsigned long)dbits[0]);
   shmem_barrier_all();
   if (me == 0 && !fails)
-    printf("test_hier: %d PEs, %d per node%s: barriers, broadcasts and reductions, counts and values OK\n", npes, k,
-           flat ? " (flat algorithms forced)" : "");
+    printf("test_hier: %d PEs, %d per node%s%s: barriers, broadcasts, reductions, fcollects and alltoalls, counts "
+           "and values OK\n", npes, k, cyclic ? " (dealt round robin)" : "", flat ? " (flat algorithms forced)" : "");
   shmem_finalize();
   return fails ? 1 : 0;
 }
