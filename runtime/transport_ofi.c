@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -755,6 +756,25 @@ static void query_atomics(void) {
   }
 }
 
+/* libfabric's tcp provider takes another interface without a word when FI_TCP_IFACE names none it can use (seen:
+ * nosuch0 -> eth0, so a typo sends a job's traffic over the wrong network): refuse instead, naming the interfaces
+ * there are. The provider names its domain after the interface it took. */
+static bool iface_refused(const struct fi_info *info) {
+  const char *want = getenv("FI_TCP_IFACE"), *got = info->domain_attr->name;
+  if (!want || !*want || strncmp(info->fabric_attr->prov_name, "tcp", 3) || (got && !strcmp(got, want))) return false;
+  char list[256] = "";
+  struct if_nameindex *ni = if_nameindex();
+  for (struct if_nameindex *i = ni; i && i->if_name; i++) {
+    size_t l = strlen(list);
+    snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", i->if_name);
+  }
+  if (ni) if_freenameindex(ni);
+  shoal_warn("fi_getinfo: FI_TCP_IFACE=%s %s, and libfabric's tcp provider would take %s instead: name one of this "
+             "machine's interfaces (%s)", want, if_nametoindex(want) ? "has no address the provider can use"
+             : "names no network interface here", got ? got : "another", list);
+  return true;
+}
+
 static shoal_status_t tl_init(shoal_boot_t *b) {
   if (ofi.up) {
     shoal_warn("shoal_tl_ofi_init: already initialized");
@@ -786,6 +806,10 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   if (!info) {
     explain_no_provider(prov ? prov : getenv("FI_PROVIDER"), from);
     return SHOAL_ERR_NOSYS;
+  }
+  if (iface_refused(info)) {
+    fi_freeinfo(info);
+    return SHOAL_ERR_INVAL;
   }
   if (want_hmem && !ofi.hmem)
     shoal_warn("fi_getinfo: %s has no FI_HMEM: the device heap is not registered (the seam must not route device "
