@@ -249,10 +249,21 @@ static inline bool shoal_coll_use_scratch_push(const shoal_team_t *t, size_t nb)
 void shoal_coll_scratch_push(shoal_team_t *t, char *dest, size_t dblk, ptrdiff_t dst, const char *src, size_t sblk,
                              size_t nelems, size_t esize, const char *routine);
 
-/* Whether the hierarchical fcollect or alltoall (through each node's leader) takes a call of t that gathers bytes
- * into each leader's scratch half: t->hier teams (not active sets: no scratch) where they fit. */
-static inline bool shoal_coll_hier_fits(const shoal_team_t *t, size_t bytes) {
-  return t->hier && t->scratch && bytes <= t->scratch_size / 2;
+/* The hierarchical fcollect and alltoall (through each node's leader: t->hier teams, not active sets) move blocks
+ * of nb bytes through each leader's scratch half in pieces of at most room bytes per block (a scratch round per
+ * piece): room rounded down to a cache line where it holds more than one. The automatic choice takes them for up
+ * to this many pieces (flat push beyond: each piece costs the leaders a round of messages; measured in
+ * docs/design/transport.md "Through the nodes"). */
+#define SHOAL_COLL_HIER_GATHER_PIECES 3
+#define SHOAL_COLL_HIER_A2A_PIECES 4
+static inline size_t shoal_coll_hier_piece(size_t room, size_t nb) {
+  if (room > SHOAL_CACHELINE) room &= ~(size_t)(SHOAL_CACHELINE - 1);
+  return nb < room ? nb : room;
+}
+/* Whether blocks of nb bytes take at most max pieces of room bytes (room > 0). */
+static inline bool shoal_coll_hier_few(size_t room, size_t nb, size_t max) {
+  size_t cb = shoal_coll_hier_piece(room, nb);
+  return (nb + cb - 1) / cb <= max;
 }
 
 /* ---- per-call helpers (coll_core.c; the common case inline) ---- */

@@ -12,7 +12,8 @@
  * whose blocks fit a slot of the scratch pushes into the receivers' scratch (coll.h, "Pushes into scratch"): no
  * entry signal.
  * hierarchical (the automatic choice for contiguous alltoall on teams spanning nodes with two or more members on
- *   some node, when every block of the call fits a scratch half): through each node's leader, see alltoall_hier. */
+ *   some node, for blocks of at most SHOAL_COLL_HIER_A2A_PIECES pieces): through each node's leader, see
+ *   alltoall_hier. */
 #include "coll.h"
 #include "gpu/coll_gpu.h"
 
@@ -35,8 +36,8 @@ static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size
     shoal_coll_put(t, r, d + i * (size_t)dst * esize, s + i * (size_t)sst * esize, esize, routine);
 }
 
-/* Teams on several nodes (t->hier) where the n * n blocks of a call fit a scratch half: through each node's leader,
- * as fcollect_hier (coll_collect.c). The half is laid out by receiving node q, then sending node p: the tile of the
+/* Teams on several nodes (t->hier): through each node's leader, in pieces of every block such that n * n of them fit
+ * a scratch half, as fcollect_hier (coll_collect.c). The half is laid out by receiving node q, then sending node p: the tile of the
  * blocks from p's members to q's starts at block nstart[q] * n + |q| * nstart[p], and holds block (s -> d) at
  * npos-relative place (d's place in q) * |p| + (s's place in p). Each PE copies its blocks into its leader's half;
  * a leader, once its members' are in, puts tile (q, p) into the leader of q with one put and one signal, waits for
@@ -45,36 +46,39 @@ static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size
 static void alltoall_hier(shoal_team_t *t, char *dest, const char *src, size_t nb, const char *routine) {
   int n = t->size, me = t->rank, nl = t->nlead, li = t->lead_idx, l = li < 0 ? t->mates[0] : me;
   const int *ns = t->nstart, *lnode = t->lnode;
-  char *h = t->scratch + (t->round++ & 1) * (t->scratch_size / 2), *lh = h + t->delta[l];
-  uint64_t v = ++t->seq;
   int p = lnode[me], mp = ns[p + 1] - ns[p], ip = t->npos[me] - ns[p];
-  for (int d = 0; d < n; d++) { /* block (me -> d) */
-    if (d == me) continue;
-    int q = lnode[d], mq = ns[q + 1] - ns[q];
-    size_t at = (size_t)ns[q] * (size_t)n + (size_t)mq * (size_t)ns[p] + (size_t)(t->npos[d] - ns[q]) * (size_t)mp + (size_t)ip;
-    memcpy(lh + at * nb, src + (size_t)d * nb, nb);
-  }
-  if (li < 0) {
-    shoal_coll_post(t, l, v);
-    memcpy(dest + (size_t)me * nb, src + (size_t)me * nb, nb);
-    shoal_coll_wait(t, l, v);
-  } else {
-    for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
-    for (int k = 1; k < nl; k++) { /* every put first: the first signal waits for all their sources at once */
-      int q = li + k < nl ? li + k : li + k - nl, r = t->lead[q], mq = ns[q + 1] - ns[q];
-      char *tile = h + ((size_t)ns[q] * (size_t)n + (size_t)mq * (size_t)ns[p]) * nb;
-      shoal_coll_put(t, r, tile + t->delta[r], tile, (size_t)mq * (size_t)mp * nb, routine);
+  size_t half = t->scratch_size / 2, un = (size_t)n, cb = shoal_coll_hier_piece(half / un / un, nb);
+  memcpy(dest + (size_t)me * nb, src + (size_t)me * nb, nb);
+  for (size_t off = 0; off < nb; off += cb) { /* a scratch round per piece of every block */
+    size_t c = nb - off < cb ? nb - off : cb;
+    char *h = t->scratch + (t->round++ & 1) * half, *lh = h + t->delta[l];
+    uint64_t v = ++t->seq;
+    for (int d = 0; d < n; d++) { /* block (me -> d) */
+      if (d == me) continue;
+      int q = lnode[d], mq = ns[q + 1] - ns[q];
+      size_t at = (size_t)ns[q] * un + (size_t)mq * (size_t)ns[p] + (size_t)(t->npos[d] - ns[q]) * (size_t)mp + (size_t)ip;
+      memcpy(lh + at * c, src + (size_t)d * nb + off, c);
     }
-    for (int k = 1; k < nl; k++) shoal_coll_post(t, t->lead[li + k < nl ? li + k : li + k - nl], v);
-    for (int k = 1; k < nl; k++) shoal_coll_wait(t, t->lead[li - k >= 0 ? li - k : li - k + nl], v);
-    for (int k = 0; k < t->nmates; k++) shoal_coll_post(t, t->mates[k], v);
-    memcpy(dest + (size_t)me * nb, src + (size_t)me * nb, nb);
-  }
-  for (int s = 0; s < n; s++) { /* block (s -> me) */
-    if (s == me) continue;
-    int ps = lnode[s], ms = ns[ps + 1] - ns[ps];
-    size_t at = (size_t)ns[p] * (size_t)n + (size_t)mp * (size_t)ns[ps] + (size_t)ip * (size_t)ms + (size_t)(t->npos[s] - ns[ps]);
-    memcpy(dest + (size_t)s * nb, lh + at * nb, nb);
+    if (li < 0) {
+      shoal_coll_post(t, l, v);
+      shoal_coll_wait(t, l, v);
+    } else {
+      for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
+      for (int k = 1; k < nl; k++) { /* every put first: the first signal waits for all their sources at once */
+        int q = li + k < nl ? li + k : li + k - nl, r = t->lead[q], mq = ns[q + 1] - ns[q];
+        char *tile = h + ((size_t)ns[q] * un + (size_t)mq * (size_t)ns[p]) * c;
+        shoal_coll_put(t, r, tile + t->delta[r], tile, (size_t)mq * (size_t)mp * c, routine);
+      }
+      for (int k = 1; k < nl; k++) shoal_coll_post(t, t->lead[li + k < nl ? li + k : li + k - nl], v);
+      for (int k = 1; k < nl; k++) shoal_coll_wait(t, t->lead[li - k >= 0 ? li - k : li - k + nl], v);
+      for (int k = 0; k < t->nmates; k++) shoal_coll_post(t, t->mates[k], v);
+    }
+    for (int s = 0; s < n; s++) { /* block (s -> me) */
+      if (s == me) continue;
+      int ps = lnode[s], ms = ns[ps + 1] - ns[ps];
+      size_t at = (size_t)ns[p] * un + (size_t)mp * (size_t)ns[ps] + (size_t)ip * (size_t)ms + (size_t)(t->npos[s] - ns[ps]);
+      memcpy(dest + (size_t)s * nb + off, lh + at * c, c);
+    }
   }
 }
 
@@ -91,8 +95,11 @@ static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t,
   shoal_coll_deltas(t, src, sspan, 1, routine, "source");
   shoal_coll_check_overlap(routine, dest, dspan, src, sspan, false);
   size_t dblk = nelems * (size_t)dst * esize, sblk = nelems * (size_t)sst * esize; /* bytes between blocks */
-  if (SHOAL_UNLIKELY(t->hier) && (algo == SHOAL_ALGO_AUTO || algo == SHOAL_A2A_HIER) && dst == 1 && sst == 1 &&
-      nelems * esize <= t->scratch_size / 2 / (size_t)n / (size_t)n && shoal_coll_hier_fits(t, nelems * esize)) {
+  if (SHOAL_UNLIKELY(t->hier) && t->scratch && dst == 1 && sst == 1 &&
+      t->scratch_size / 2 / (size_t)n / (size_t)n && /* a piece of at least a byte per block */
+      (algo == SHOAL_A2A_HIER ||
+       (algo == SHOAL_ALGO_AUTO &&
+        shoal_coll_hier_few(t->scratch_size / 2 / (size_t)n / (size_t)n, nelems * esize, SHOAL_COLL_HIER_A2A_PIECES)))) {
     alltoall_hier(t, dest, src, nelems * esize, routine);
     return;
   }

@@ -14,8 +14,8 @@
  * On teams whose other members are all on other nodes (t->all_far), or when a node is crowded, fcollect's
  * automatic choice for blocks that fit a slot of the scratch pushes into the receivers' scratch (coll.h, "Pushes
  * into scratch"): no entry signal.
- * hierarchical (fcollect's automatic choice on teams spanning nodes with two or more members on some node, when the
- *   whole result fits a scratch half): through each node's leader, see fcollect_hier. */
+ * hierarchical (fcollect's automatic choice on teams spanning nodes with two or more members on some node, for
+ *   blocks of at most SHOAL_COLL_HIER_GATHER_PIECES pieces): through each node's leader, see fcollect_hier. */
 #include "coll.h"
 #include "gpu/coll_gpu.h"
 
@@ -75,37 +75,41 @@ static inline __attribute__((always_inline)) void gather(shoal_team_t *t, char *
   }
 }
 
-/* Teams on several nodes (t->hier) whose result fits a scratch half: through each node's leader. Each PE copies its
- * block into its place in its leader's scratch half, in node order (npos: a node's blocks are one run), and
- * signals it; a leader, once its node's blocks are in, puts that run into every other leader's half (one put and one
- * signal per pair of leaders: no entry signal, no message from any other member), waits for the other leaders'
- * runs, and releases its members; each PE then copies every block from its leader's half into its own dest. A
- * scratch round: a member that reads its leader's half in round q has signalled its leader in round q + 1 before
- * anyone writes that half again in round q + 2 (the leader signals the other leaders only after its members). */
+/* Teams on several nodes (t->hier): through each node's leader, in pieces of every block that fit a scratch half
+ * (one scratch round each). Each PE copies its piece into its place in its leader's half, in node order (npos: a
+ * node's pieces are one run), and signals it; a leader, once its node's pieces are in, puts that run into every
+ * other leader's half (one put and one signal per pair of leaders: no entry signal, no message from any other
+ * member), waits for the other leaders' runs, and releases its members; each PE then copies every piece from its
+ * leader's half into its own dest. A member that reads its leader's half in round q signals its leader in round
+ * q + 1 before anyone writes that half again in round q + 2 (a leader signals the other leaders only after all
+ * its members). */
 static void fcollect_hier(shoal_team_t *t, char *dest, const char *src, size_t nb, const char *routine) {
   int n = t->size, me = t->rank, nl = t->nlead, li = t->lead_idx, l = li < 0 ? t->mates[0] : me;
-  char *h = t->scratch + (t->round++ & 1) * (t->scratch_size / 2), *lh = h + t->delta[l];
-  uint64_t v = ++t->seq;
-  memcpy(lh + (size_t)t->npos[me] * nb, src, nb);
-  if (li < 0) {
-    shoal_coll_post(t, l, v);
-    memcpy(dest + (size_t)me * nb, src, nb);
-    shoal_coll_wait(t, l, v);
-  } else {
-    for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
-    char *run = h + (size_t)t->nstart[li] * nb;
-    size_t rb = (size_t)(t->nstart[li + 1] - t->nstart[li]) * nb;
-    for (int k = 1; k < nl; k++) { /* every put first: the first signal waits for all their sources at once */
-      int r = t->lead[li + k < nl ? li + k : li + k - nl];
-      shoal_coll_put(t, r, run + t->delta[r], run, rb, routine);
+  size_t half = t->scratch_size / 2, cb = shoal_coll_hier_piece(half / (size_t)n, nb);
+  memcpy(dest + (size_t)me * nb, src, nb);
+  for (size_t off = 0; off < nb; off += cb) { /* a scratch round per piece of every block */
+    size_t c = nb - off < cb ? nb - off : cb;
+    char *h = t->scratch + (t->round++ & 1) * half, *lh = h + t->delta[l];
+    uint64_t v = ++t->seq;
+    memcpy(lh + (size_t)t->npos[me] * c, src + off, c);
+    if (li < 0) {
+      shoal_coll_post(t, l, v);
+      shoal_coll_wait(t, l, v);
+    } else {
+      for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
+      char *run = h + (size_t)t->nstart[li] * c;
+      size_t rb = (size_t)(t->nstart[li + 1] - t->nstart[li]) * c;
+      for (int k = 1; k < nl; k++) { /* every put first: the first signal waits for all their sources at once */
+        int r = t->lead[li + k < nl ? li + k : li + k - nl];
+        shoal_coll_put(t, r, run + t->delta[r], run, rb, routine);
+      }
+      for (int k = 1; k < nl; k++) shoal_coll_post(t, t->lead[li + k < nl ? li + k : li + k - nl], v);
+      for (int k = 1; k < nl; k++) shoal_coll_wait(t, t->lead[li - k >= 0 ? li - k : li - k + nl], v);
+      for (int k = 0; k < t->nmates; k++) shoal_coll_post(t, t->mates[k], v);
     }
-    for (int k = 1; k < nl; k++) shoal_coll_post(t, t->lead[li + k < nl ? li + k : li + k - nl], v);
-    for (int k = 1; k < nl; k++) shoal_coll_wait(t, t->lead[li - k >= 0 ? li - k : li - k + nl], v);
-    for (int k = 0; k < t->nmates; k++) shoal_coll_post(t, t->mates[k], v);
-    memcpy(dest + (size_t)me * nb, src, nb);
+    for (int r = 0; r < n; r++)
+      if (r != me) memcpy(dest + (size_t)r * nb + off, lh + (size_t)t->npos[r] * c, c);
   }
-  for (int r = 0; r < n; r++)
-    if (r != me) memcpy(dest + (size_t)r * nb, lh + (size_t)t->npos[r] * nb, nb);
 }
 
 static inline __attribute__((always_inline)) void fcollect_impl(shoal_team_t *t, void *dest, const void *src,
@@ -113,11 +117,12 @@ static inline __attribute__((always_inline)) void fcollect_impl(shoal_team_t *t,
   int algo = shoal_coll_algo(SHOAL_COLL_FCOLLECT, routine);
   const ptrdiff_t *dd = shoal_coll_deltas(t, dest, nb * (size_t)t->size, 0, routine, "dest");
   shoal_coll_deltas(t, src, nb, 1, routine, "source");
-  if (SHOAL_UNLIKELY(t->hier) && (algo == SHOAL_ALGO_AUTO || algo == SHOAL_GATHER_HIER)) {
-    if (shoal_coll_hier_fits(t, nb * (size_t)t->size)) {
-      fcollect_hier(t, dest, src, nb, routine);
-      return;
-    }
+  if (SHOAL_UNLIKELY(t->hier) && t->scratch &&
+      (algo == SHOAL_GATHER_HIER ||
+       (algo == SHOAL_ALGO_AUTO &&
+        shoal_coll_hier_few(t->scratch_size / 2 / (size_t)t->size, nb, SHOAL_COLL_HIER_GATHER_PIECES)))) {
+    fcollect_hier(t, dest, src, nb, routine);
+    return;
   }
   if (algo == SHOAL_GATHER_HIER) algo = SHOAL_ALGO_AUTO;
   if (SHOAL_UNLIKELY(shoal_coll_use_scratch_push(t, nb)) && algo == SHOAL_ALGO_AUTO) {

@@ -53,10 +53,11 @@ static const env_var_t env_table[] = {
    "hierarchical: through each node's leader, on teams spanning nodes, where auto takes it)"},
   {"SHOAL_COLL_FCOLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[2]), "auto|push|ring|rdbl|push-unsafe|hierarchical",
    "fcollect algorithm (push-unsafe: as for broadcast; hierarchical: through each node's leader, on teams spanning "
-   "nodes when the result fits half the team's scratch, where auto takes it)"},
+   "nodes; auto takes it there for blocks that cross in at most 3 rounds of the team's scratch)"},
   {"SHOAL_COLL_ALLTOALL_ALGO", ENV_ENUM, "auto", F(coll_algo[3]), "auto|push|pairwise|push-unsafe|hierarchical",
    "alltoall(s) algorithm (push-unsafe: as for broadcast; hierarchical: contiguous alltoall through each node's "
-   "leader, on teams spanning nodes when every block of the call fits half the team's scratch, where auto takes it)"},
+   "leader, on teams spanning nodes; auto takes it there for blocks that cross in at most 4 rounds of the team's "
+   "scratch)"},
   {"SHOAL_COLL_REDUCE_ALGO", ENV_ENUM, "auto", F(coll_algo[4]), "auto|oneshot|rdbl|rsag|hierarchical",
    "reduction algorithm (hierarchical: through each node's leader, on teams spanning nodes; auto takes it there)"},
   {"SHOAL_COLL_COLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[5]), "auto|push|ring|rdbl", "collect algorithm"},

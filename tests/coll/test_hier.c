@@ -178,21 +178,28 @@ int main(void) {
                 "calls, want 0 (a signal after puts waits for nothing)\n", me, nel, root, (unsigned long)reads, rounds);
       shmem_barrier_all();
     }
-  /* fcollect and alltoall on WORLD: values at sizes that fit a leader's scratch half and past it (the flat push),
-   * and the operations through the transport per call where they fit: a node's leader one put and one signal to
-   * every other leader, nobody else any. */
+  /* fcollect and alltoall on WORLD: values at sizes that fit a leader's scratch half, that take two pieces of it,
+   * and that take more pieces than the automatic choice sends through the leaders (the flat push); and the
+   * operations through the transport per call where the leaders carry them: a node's leader one put and one signal
+   * to every other leader per piece, nobody else any. */
   {
-    size_t half = SHOAL_TEAM_SCRATCH_WORLD / 2, fbig = half / (size_t)npes / sizeof(long) + 1;
-    size_t abig = half / ((size_t)npes * (size_t)npes) / sizeof(long) + 1;
-    size_t fsizes[] = {1, 7, 300, fbig}, asizes[] = {1, 5, 100, abig};
-    size_t cap = (fbig > abig ? fbig : abig) * (size_t)npes;
+    size_t half = SHOAL_TEAM_SCRATCH_WORLD / 2, froom = half / (size_t)npes, aroom = half / ((size_t)npes * npes);
+    size_t fsizes[] = {1, 7, 300, froom / sizeof(long) + 1, 4 * froom / sizeof(long)};
+    size_t asizes[] = {1, 5, 100, aroom / sizeof(long) + 1, 5 * aroom / sizeof(long)};
+    size_t cap = (fsizes[4] > asizes[4] ? fsizes[4] : asizes[4]) * (size_t)npes;
     long *src = shmem_malloc(cap * sizeof(long)), *dst = shmem_malloc(cap * sizeof(long));
     int nodes = nnodes();
     for (int a2a = 0; a2a < 2; a2a++)
-      for (int z = 0; z < 4; z++) {
-        size_t nel = a2a ? asizes[z] : fsizes[z];
-        bool fits = z < 3 && (a2a ? nel * sizeof(long) <= half / ((size_t)npes * npes) : nel * npes * sizeof(long) <= half);
-        int rounds = z == 3 ? 3 : 10;
+      for (int z = 0; z < 5; z++) {
+        size_t nel = a2a ? asizes[z] : fsizes[z], room = a2a ? aroom : froom, nb = nel * sizeof(long);
+        if (room > 64) room &= ~(size_t)63; /* as coll.h's shoal_coll_hier_piece */
+        size_t cb = nb < room ? nb : room, pieces = (nb + cb - 1) / cb;
+        bool through_leaders = pieces <= (a2a ? SHOAL_COLL_HIER_A2A_PIECES : SHOAL_COLL_HIER_GATHER_PIECES);
+        if (z == 3 && pieces != 2 && fails++ < 10)
+          fprintf(stderr, "test_hier: PE %d: %zu longs should take 2 pieces, not %zu\n", me, nel, pieces);
+        if (z == 4 && through_leaders && fails++ < 10)
+          fprintf(stderr, "test_hier: PE %d: %zu longs should take the flat push (%zu pieces)\n", me, nel, pieces);
+        int rounds = z >= 3 ? 3 : 10;
         uint64_t before = shoal_g.tl_ops;
         for (int r = 0; r < rounds; r++) {
           for (size_t i = 0; i < nel * (a2a ? npes : 1); i++) src[i] = (long)me * 1000003 + (long)i * 13 + r;
@@ -209,11 +216,11 @@ int main(void) {
                         "want %ld\n", me, a2a ? "alltoall" : "fcollect", nel, r, i, p, dst[(size_t)p * nel + i], want);
             }
         }
-        long sent = (long)(shoal_g.tl_ops - before), want = leader(me) ? 2L * (nodes - 1) * rounds : 0;
-        if (counting && !flat && fits && nodes > 1 && nodes < npes && sent != want && fails++ < 10)
+        long sent = (long)(shoal_g.tl_ops - before), want = leader(me) ? 2L * (nodes - 1) * (long)pieces * rounds : 0;
+        if (counting && !flat && through_leaders && nodes > 1 && nodes < npes && sent != want && fails++ < 10)
           fprintf(stderr, "test_hier: PE %d: %s of %zu longs: %ld operations through the transport in %d calls, want "
                   "%ld (%s)\n", me, a2a ? "alltoall" : "fcollect", nel, sent, rounds, want,
-                  leader(me) ? "a leader: one put and one signal to every other leader" : "a member talks to its "
+                  leader(me) ? "a leader: one put and one signal to every other leader per piece" : "a member talks to its "
                   "leader only");
         shmem_barrier_all();
       }

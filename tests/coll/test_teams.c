@@ -64,17 +64,19 @@ int main(void) {
 
   /* Predefined teams and SHMEM_TEAM_INVALID. */
   check_team(SHMEM_TEAM_WORLD, 0, 1, npes, "WORLD");
-  /* SHARED: the PEs whose memory this PE maps (all of one node; a run of them under SHOAL_NODE_PES, this PE alone
-   * under SHOAL_TRANSPORT=ofi or across hosts), consecutive here. */
-  int s0 = -1, sn = 0;
+  /* SHARED: the PEs whose memory this PE maps (all of one node; a run of them under SHOAL_NODE_PES, every
+   * ceil(npes / k)-th PE under SHOAL_NODE_MAP=cyclic, this PE alone under SHOAL_TRANSPORT=ofi or across hosts): an
+   * arithmetic sequence here. */
+  int s0 = -1, sn = 0, sst = 1;
   for (int p = 0; p < npes; p++)
     if (shmem_ptr(sbuf, p)) {
       if (s0 < 0) s0 = p;
-      EXPECT(p == s0 + sn, "PE %d is load/store reachable, but PE %d before it is not", p, s0 + sn);
+      else if (sn == 1) sst = p - s0;
+      EXPECT(p == s0 + sn * sst, "PE %d is load/store reachable, but PE %d before it is not", p, s0 + sn * sst);
       sn++;
     }
-  check_team(SHMEM_TEAM_SHARED, s0, 1, sn, "SHARED");
-  EXPECT(shmem_team_translate_pe(SHMEM_TEAM_SHARED, me - s0, SHMEM_TEAM_WORLD) == me, "SHARED -> WORLD");
+  check_team(SHMEM_TEAM_SHARED, s0, sst, sn, "SHARED");
+  EXPECT(shmem_team_translate_pe(SHMEM_TEAM_SHARED, (me - s0) / sst, SHMEM_TEAM_WORLD) == me, "SHARED -> WORLD");
   shmem_team_t t = SHMEM_TEAM_WORLD;
   shmem_ctx_t ctx = SHMEM_CTX_DEFAULT;
   shmem_team_config_t cfg = {.num_contexts = 3};
