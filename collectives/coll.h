@@ -36,7 +36,9 @@
  *
  * Scratch. Each team slot owns symmetric scratch in the internal area, split in two halves; scratch round q uses
  * half q & 1. Every scratch round completes only after a signal chain from every member's start of that round, so
- * a member that writes half q & 1 again (round q + 2) knows that everyone finished reading it in round q.
+ * a member that writes half q & 1 again (round q + 2) knows that everyone finished reading it in round q. After a
+ * team's last round nothing follows, so where members read another PE's half (their leader's, in the hierarchical
+ * fcollect and alltoall) shmem_team_destroy waits for them (shoal_coll_scratch_drain) before the slot is reused.
  *
  * Members on other nodes (t->all_far). There a signal costs a message and a round trip costs two, so the entry rule's
  * wait and a member's read of the root's staging (a get) are what a small collective's time is made of. Such teams
@@ -118,6 +120,8 @@ struct shoal_team {
   uint64_t stage_done[SHOAL_STAGE_SLOTS]; /* per slot (all_far: per half): the "done" value its readers post for
                                              this PE's last round there */
   int stage_root[2];          /* all_far teams, per half: the root of the last staged round in it (-1: none yet) */
+  uint64_t lead_read;         /* t->round after the last scratch round whose members read their leader's half
+                                 (fcollect_hier, alltoall_hier): shmem_team_destroy waits for those reads */
   ptrdiff_t *tdelta[2];       /* [size] per-call delta tables for objects outside the heap */
   size_t *offs;               /* [size + 1] per-call block offsets (collect) */
   long *psync;                /* active set: the user's pSync */
@@ -231,6 +235,14 @@ void shoal_coll_exchange(shoal_team_t *t, uint64_t v);
 char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done, size_t nb);
 /* Wait until every member has read what this PE staged (before its team's slot is released). */
 void shoal_coll_stage_drain(shoal_team_t *t);
+/* Before a team's slot is released: when its last scratch round had members read their leader's half
+ * (fcollect_hier, alltoall_hier; a leader releases its members and returns without waiting for that), each member
+ * tells its leader it has finished, and the leader waits, so that a later team on the slot cannot write the half
+ * under a slow member. Collective over the team. */
+void shoal_coll_scratch_drain(shoal_team_t *t);
+/* Tests (test_hier): nanoseconds a member of a hier team sleeps before it copies out of its leader's half, to
+ * widen the window that shoal_coll_scratch_drain closes. 0 (the default): never. */
+extern long shoal_coll_test_copyout_delay_ns;
 
 /* ---- pushes into scratch (coll_core.c; model above) ---- */
 #define SHOAL_COLL_CROWDED_PUSH_MAX ((size_t)2 << 10) /* bytes per block on crowded nodes (the copy out costs more) */

@@ -17,6 +17,8 @@
 #include "coll.h"
 #include "gpu/coll_gpu.h"
 
+#include <time.h>
+
 /* shoal_copy_strided into member r's dest (d = its address from the delta table): through the transport for a member of
  * another node, one put per element when strided (the signal after them waits for their sources). */
 static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size_t nelems, size_t esize,
@@ -62,6 +64,8 @@ static void alltoall_hier(shoal_team_t *t, char *dest, const char *src, size_t n
     if (li < 0) {
       shoal_coll_post(t, l, v);
       shoal_coll_wait(t, l, v);
+      if (SHOAL_UNLIKELY(shoal_coll_test_copyout_delay_ns))
+        nanosleep(&(struct timespec){.tv_nsec = shoal_coll_test_copyout_delay_ns}, NULL);
     } else {
       for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
       for (int k = 1; k < nl; k++) { /* every put first: the first signal waits for all their sources at once */
@@ -80,6 +84,7 @@ static void alltoall_hier(shoal_team_t *t, char *dest, const char *src, size_t n
       memcpy(dest + (size_t)s * nb + off, lh + at * c, c);
     }
   }
+  t->lead_read = t->round; /* shmem_team_destroy waits for the members' last reads */
 }
 
 static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t, void *dest, const void *src,

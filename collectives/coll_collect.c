@@ -19,6 +19,8 @@
 #include "coll.h"
 #include "gpu/coll_gpu.h"
 
+#include <time.h>
+
 /* Offset of block j: fixed blocks (offs NULL) or the prefix table. */
 static inline size_t blk_off(const size_t *offs, size_t nb, int j) { return offs ? offs[j] : (size_t)j * nb; }
 
@@ -95,6 +97,8 @@ static void fcollect_hier(shoal_team_t *t, char *dest, const char *src, size_t n
     if (li < 0) {
       shoal_coll_post(t, l, v);
       shoal_coll_wait(t, l, v);
+      if (SHOAL_UNLIKELY(shoal_coll_test_copyout_delay_ns))
+        nanosleep(&(struct timespec){.tv_nsec = shoal_coll_test_copyout_delay_ns}, NULL);
     } else {
       for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
       char *run = h + (size_t)t->nstart[li] * c;
@@ -110,6 +114,7 @@ static void fcollect_hier(shoal_team_t *t, char *dest, const char *src, size_t n
     for (int r = 0; r < n; r++)
       if (r != me) memcpy(dest + (size_t)r * nb + off, lh + (size_t)t->npos[r] * c, c);
   }
+  t->lead_read = t->round; /* shmem_team_destroy waits for the members' last reads */
 }
 
 static inline __attribute__((always_inline)) void fcollect_impl(shoal_team_t *t, void *dest, const void *src,

@@ -43,6 +43,17 @@ void shoal_coll_stage_drain(shoal_team_t *t) {
   for (int k = 1; k < n && last; k++) shoal_coll_wait(t, me + k < n ? me + k : me + k - n, last);
 }
 
+long shoal_coll_test_copyout_delay_ns;
+
+void shoal_coll_scratch_drain(shoal_team_t *t) {
+  if (!t->hier || !t->round || t->lead_read != t->round) return;
+  uint64_t v = ++t->seq;
+  if (t->lead_idx < 0)
+    shoal_coll_post(t, t->mates[0], v);
+  else
+    for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
+}
+
 void shoal_coll_scratch_push(shoal_team_t *t, char *dest, size_t dblk, ptrdiff_t dst, const char *src, size_t sblk,
                              size_t nelems, size_t esize, const char *routine) {
   int n = t->size, me = t->rank;

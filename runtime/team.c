@@ -129,7 +129,7 @@ static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstr
   t->stage_slots = (int)(slots[slot].stage_size / SHOAL_STAGE_SLOT);
   t->stage_pos = 0;
   t->seq = seq;
-  t->round = t->ncollect = t->nstaged = 0;
+  t->round = t->ncollect = t->nstaged = t->lead_read = 0;
   memset(t->stage_done, 0, sizeof t->stage_done);
   t->stage_root[0] = t->stage_root[1] = -1;
   t->psync = NULL;
@@ -479,6 +479,7 @@ void shmem_team_destroy(shmem_team_t team) {
   shoal_ctx_destroy_team(team);
   shoal_coll_gpu_forget_slot(t->slot);
   shoal_coll_stage_drain(t); /* a later team on the slot must not overwrite what a slow member still reads */
+  shoal_coll_scratch_drain(t); /* nor a leader's scratch half that its members still copy out of */
   /* No other synchronization: every signal a member sends is consumed before its receiver leaves the collective (or,
    * staging's "done", by the drain above), and a later team on this slot starts above t->seq (slot_hw), so nothing
    * stale can be mistaken for a new signal. */

@@ -258,6 +258,48 @@ int main(void) {
     shmem_free(src);
     shmem_free(dst);
   }
+  /* A destroyed team's slot reused while a member still copies out of its leader's scratch half: T1 (a copy of
+   * WORLD) does an fcollect through the leaders, its member m (on PE 0's node) sleeps 20 ms before its copy-out, and
+   * meanwhile T1 is destroyed and PE 0 and a PE w of another node make T3 on the same slot, whose fcollect puts into
+   * PE 0's half (a scratch push: T3 has one member per node). shmem_team_destroy must wait for m. */
+  {
+    int m = -1, w = -1;
+    for (int p = 1; p < npes; p++) {
+      if (m < 0 && node(p) == node(0)) m = p;
+      if (w < 0 && node(p) != node(0)) w = p;
+    }
+    /* n blocks fill T1's half (8 KiB of a user team's scratch) in one piece (cache-line multiples) */
+    size_t nel = ((SHOAL_TEAM_SCRATCH_USER / 2 / (size_t)npes) & ~(size_t)63) / sizeof(long);
+    long *src = shmem_malloc(nel * sizeof(long)), *dst = shmem_malloc((size_t)npes * nel * sizeof(long));
+    shmem_team_t P = SHMEM_TEAM_INVALID;
+    if (m > 0 && w > 0) shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, w, 2, NULL, 0, &P);
+    for (int it = 0; m > 0 && w > 0 && it < 5; it++) {
+      shmem_team_t t1 = SHMEM_TEAM_INVALID;
+      shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &t1);
+      for (size_t i = 0; i < nel; i++) src[i] = (long)me * 1000003 + (long)i + 7L * it;
+      shoal_coll_test_copyout_delay_ns = me == m ? 20000000 : 0;
+      shmem_long_fcollect(t1, dst, src, nel);
+      shoal_coll_test_copyout_delay_ns = 0;
+      for (int p = 0; p < npes; p++)
+        for (size_t i = 0; i < nel; i++)
+          if (dst[(size_t)p * nel + i] != (long)p * 1000003 + (long)i + 7L * it && fails++ < 10)
+            fprintf(stderr, "test_hier: PE %d: fcollect on a team destroyed right after (round %d): element %zu of "
+                    "PE %d's block is %ld, want %ld (its leader's scratch was reused under it)\n", me, it, i, p,
+                    dst[(size_t)p * nel + i], (long)p * 1000003 + (long)i + 7L * it);
+      shmem_team_destroy(t1);
+      if (P != SHMEM_TEAM_INVALID) {
+        shmem_team_t t3 = SHMEM_TEAM_INVALID;
+        shmem_team_split_strided(P, 0, 1, 2, NULL, 0, &t3);
+        for (size_t i = 0; i < nel; i++) src[i] = -1 - (long)i;
+        shmem_long_fcollect(t3, dst, src, nel);
+        shmem_team_destroy(t3);
+      }
+    }
+    if (P != SHMEM_TEAM_INVALID) shmem_team_destroy(P);
+    shmem_barrier_all();
+    shmem_free(src);
+    shmem_free(dst);
+  }
   /* Back to back, no barrier between the calls: sources rotate over three buffers, dests over two (a PE may still
    * be in call c when another starts c + 1, never c + 2 before this one returned from c + 1). Doubles of mixed
    * magnitudes, so the sum's bits depend on the order of the additions: every PE must get the same bits. */
