@@ -7,6 +7,8 @@
 #
 #   netns.sh N PROG ARGS...   N PEs on each host (N,M: N on the first, M on the second)
 #   netns.sh --probe          exit 0 if namespaces can be made here, else 77
+# NETNS_MAP_BY=node deals the ranks round robin over the two hosts (mpirun --map-by node: a host's PEs are not
+# consecutive ranks); by default the first host gets ranks 0..N-1.
 # Exits 77 (a skip) with one line where namespaces cannot be made (not root, no ip command, a container that forbids
 # them), or without Open MPI's mpirun or PMIx (MPIRUN_SH_HAVE_PMIX, as for mpirun.sh). Everything is removed on exit.
 set -u
@@ -61,7 +63,8 @@ fwd="-x PATH"
 [ -n "${LD_LIBRARY_PATH-}" ] && fwd="$fwd -x LD_LIBRARY_PATH"
 for v in $(env | sed -n 's/^\(SHMEM_[A-Z_]*\|SHOAL_[A-Z_]*\|SMA_[A-Z_]*\)=.*/\1/p'); do fwd="$fwd -x $v"; done
 ip netns exec "$a" unshare --uts sh -c 'hostname "$0"; exec "$@"' "shoal-a$tag" \
-  mpirun --host "shoal-a$tag:$na,shoal-b$tag:$nb" -np $((na + nb)) --mca plm_rsh_agent "$agent" \
+  mpirun --host "shoal-a$tag:$na,shoal-b$tag:$nb" -np $((na + nb)) ${NETNS_MAP_BY:+--map-by "$NETNS_MAP_BY"} \
+  --mca plm_rsh_agent "$agent" \
   --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include shoal0 --mca btl self,vader,tcp \
   --mca btl_tcp_if_include shoal0 --timeout "${MPIRUN_SH_TIMEOUT:-200}" \
   -x FI_PROVIDER=tcp -x FI_TCP_IFACE=shoal0 -x SHOAL_OFI_PROVIDER=tcp $fwd "$@"
