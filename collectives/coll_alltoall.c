@@ -39,9 +39,9 @@ static void put_block(const shoal_team_t *t, int r, char *d, const char *s, size
 }
 
 /* Teams on several nodes (t->hier): through each node's leader, in pieces of every block such that n * n of them fit
- * a scratch half, as fcollect_hier (coll_collect.c). The half is laid out by receiving node q, then sending node p: the tile of the
- * blocks from p's members to q's starts at block nstart[q] * n + |q| * nstart[p], and holds block (s -> d) at
- * npos-relative place (d's place in q) * |p| + (s's place in p). Each PE copies its blocks into its leader's half;
+ * a scratch half, as fcollect_hier (coll_collect.c). The half is laid out by receiving node q, then sending node p:
+ * the tile of the blocks from p's members to q's starts at block nstart[q] * n + |q| * nstart[p], and holds block
+ * (s -> d) at npos-relative place (d's place in q) * |p| + (s's place in p). Each PE copies its blocks into its leader's half;
  * a leader, once its members' are in, puts tile (q, p) into the leader of q with one put and one signal, waits for
  * the other leaders' tiles and releases its members; each PE copies its row (the blocks with d = itself) into its
  * dest. Between nodes: one put and one signal per pair of leaders, where push sends |p| * |q| of each. */
@@ -58,7 +58,8 @@ static void alltoall_hier(shoal_team_t *t, char *dest, const char *src, size_t n
     for (int d = 0; d < n; d++) { /* block (me -> d) */
       if (d == me) continue;
       int q = lnode[d], mq = ns[q + 1] - ns[q];
-      size_t at = (size_t)ns[q] * un + (size_t)mq * (size_t)ns[p] + (size_t)(t->npos[d] - ns[q]) * (size_t)mp + (size_t)ip;
+      size_t at = (size_t)ns[q] * un + (size_t)mq * (size_t)ns[p] + (size_t)(t->npos[d] - ns[q]) * (size_t)mp +
+                  (size_t)ip;
       memcpy(lh + at * c, src + (size_t)d * nb + off, c);
     }
     if (li < 0) {
@@ -80,7 +81,8 @@ static void alltoall_hier(shoal_team_t *t, char *dest, const char *src, size_t n
     for (int s = 0; s < n; s++) { /* block (s -> me) */
       if (s == me) continue;
       int ps = lnode[s], ms = ns[ps + 1] - ns[ps];
-      size_t at = (size_t)ns[p] * un + (size_t)mp * (size_t)ns[ps] + (size_t)ip * (size_t)ms + (size_t)(t->npos[s] - ns[ps]);
+      size_t at = (size_t)ns[p] * un + (size_t)mp * (size_t)ns[ps] + (size_t)ip * (size_t)ms +
+                  (size_t)(t->npos[s] - ns[ps]);
       memcpy(dest + (size_t)s * nb + off, lh + at * c, c);
     }
   }
@@ -100,11 +102,10 @@ static inline __attribute__((always_inline)) void alltoall_impl(shoal_team_t *t,
   shoal_coll_deltas(t, src, sspan, 1, routine, "source");
   shoal_coll_check_overlap(routine, dest, dspan, src, sspan, false);
   size_t dblk = nelems * (size_t)dst * esize, sblk = nelems * (size_t)sst * esize; /* bytes between blocks */
-  if (SHOAL_UNLIKELY(t->hier) && t->scratch && dst == 1 && sst == 1 &&
-      t->scratch_size / 2 / (size_t)n / (size_t)n && /* a piece of at least a byte per block */
+  size_t a2a_room = t->scratch_size / 2 / (size_t)n / (size_t)n; /* a hierarchical piece (0: no scratch) */
+  if (SHOAL_UNLIKELY(t->hier) && a2a_room && dst == 1 && sst == 1 &&
       (algo == SHOAL_A2A_HIER ||
-       (algo == SHOAL_ALGO_AUTO &&
-        shoal_coll_hier_few(t->scratch_size / 2 / (size_t)n / (size_t)n, nelems * esize, SHOAL_COLL_HIER_A2A_PIECES)))) {
+       (algo == SHOAL_ALGO_AUTO && shoal_coll_hier_few(a2a_room, nelems * esize, SHOAL_COLL_HIER_A2A_PIECES)))) {
     alltoall_hier(t, dest, src, nelems * esize, routine);
     return;
   }
