@@ -8,8 +8,9 @@
  * fcollect keeps the entry rule (coll.h): each member first signals "entered" to the members that write into its
  * dest (push: all; ring: me - 1; rdbl: every partner), and a writer waits for that before its first copy to one;
  * push-unsafe (fcollect only) leaves it out. collect needs no entry signals: it first learns every member's size
- * (each publishes it in a pub cell, signals everyone, and reads the others' cells; prefix sums give the offsets),
- * and that exchange already tells each member that all have entered. Blocks go straight into the destinations: no
+ * (each publishes it in a pub cell, signals everyone, and reads the others' cells; prefix sums give the offsets;
+ * on teams with members on other nodes, where each far read is a round trip, an fcollect of the sizes through the
+ * leaders or the receivers' scratch instead), and that exchange already tells each member that all have entered. Blocks go straight into the destinations: no
  * scratch. (Staging, as broadcast has, measured no faster here: every member waits for every other anyway.)
  * On teams whose other members are all on other nodes (t->all_far), or when a node is crowded, fcollect's
  * automatic choice for blocks that fit a slot of the scratch pushes into the receivers' scratch (coll.h, "Pushes
@@ -149,7 +150,19 @@ void shoal_coll_collect(shoal_team_t *t, void *dest, const void *src, size_t nb,
   /* Teams alternate two cells: a member rewrites cell c two collects later, after every member has entered the
    * collect in between, i.e. finished reading c (an exchange or the data alone would not tell when all sizes are 0). */
   _Atomic uint64_t *pub = t->pub + (t->aset ? 0 : t->ncollect++ & 1);
-  if (n > 1) {
+  uint64_t mine = nb;
+  if (n > 1 && SHOAL_UNLIKELY(t->remote) && !t->aset && sizeof(size_t) == 8 && shoal_coll_scratch_slot(t) >= 8) {
+    /* Members on other nodes: reading their pub cells costs a round trip each, so the sizes travel as an fcollect
+     * of one word (through the leaders, or pushed into the receivers' scratch), into offs[1..n]; it also tells that
+     * every member entered. */
+    if (t->hier)
+      fcollect_hier(t, (char *)(offs + 1), (const char *)&mine, sizeof mine, routine);
+    else
+      shoal_coll_scratch_push(t, (char *)(offs + 1), sizeof mine, 1, (const char *)&mine, 0, 1, sizeof mine, routine);
+    for (int j = 0; j < n; j++)
+      if (__builtin_add_overflow(offs[j], offs[j + 1], &offs[j + 1]))
+        shoal_fatal(routine, "nelems: the blocks of all PEs add up to more than SIZE_MAX bytes");
+  } else if (n > 1) {
     atomic_store_explicit(pub, nb, memory_order_relaxed);
     shoal_coll_exchange(t, ++t->seq);
     for (int j = 0; j < n; j++) {

@@ -258,6 +258,37 @@ int main(void) {
     shmem_free(src);
     shmem_free(dst);
   }
+  /* collect: sizes differ per PE (PE p gives p % 4 longs, so some give none). The sizes travel as an fcollect of one
+   * word through the leaders (no read of a far PE's cell: each would be a round trip); then every PE puts its block
+   * and a signal to each PE of another node (just the signal when it has nothing). */
+  {
+    long *src = shmem_malloc(4 * sizeof(long)), *dst = shmem_malloc(4 * (size_t)npes * sizeof(long));
+    int nodes = nnodes(), mates = 0;
+    for (int p = 0; p < npes; p++) mates += node(p) == node(me);
+    size_t mine = (size_t)me % 4, total = 0;
+    for (int p = 0; p < npes; p++) total += (size_t)p % 4;
+    uint64_t before = shoal_g.tl_ops;
+    for (int r = 0; r < 10; r++) {
+      for (size_t i = 0; i < mine; i++) src[i] = (long)me * 1000003 + (long)i * 5 + r;
+      for (size_t i = 0; i < total; i++) dst[i] = -1;
+      shmem_long_collect(SHMEM_TEAM_WORLD, dst, src, mine);
+      size_t at = 0;
+      for (int p = 0; p < npes; p++)
+        for (size_t i = 0; i < (size_t)p % 4; i++, at++)
+          if (dst[at] != (long)p * 1000003 + (long)i * 5 + r && fails++ < 10)
+            fprintf(stderr, "test_hier: PE %d: collect round %d: element %zu of PE %d's block is %ld, want %ld\n", me,
+                    r, i, p, dst[at], (long)p * 1000003 + (long)i * 5 + r);
+    }
+    long far = npes - mates, want = 10 * ((leader(me) ? 2L * (nodes - 1) : 0) + far * (mine ? 2 : 1));
+    long sent = (long)(shoal_g.tl_ops - before);
+    if (counting && !flat && nodes > 1 && nodes < npes && sent != want && fails++ < 10)
+      fprintf(stderr, "test_hier: PE %d: collect: %ld operations through the transport in 10 calls, want %ld (the "
+              "sizes through the leaders, then a put and a signal to each of %ld PEs of other nodes)\n", me, sent,
+              want, far);
+    shmem_barrier_all();
+    shmem_free(src);
+    shmem_free(dst);
+  }
   /* A destroyed team's slot reused while a member still copies out of its leader's scratch half: T1 (a copy of
    * WORLD) does an fcollect through the leaders, its member m (on PE 0's node) sleeps 20 ms before its copy-out, and
    * meanwhile T1 is destroyed and PE 0 and a PE w of another node make T3 on the same slot, whose fcollect puts into
