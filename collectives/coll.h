@@ -18,7 +18,8 @@
  * has entered the call: the member may still be reading the previous call's result there (no barrier is needed
  * between calls, and programs read dest right after the call returns). A writer that has no other proof of entry
  * waits for the receiver's entry signal (the receiver posts it first thing); proof can also be any signal the
- * receiver sent in this call (collect's size exchange, rsag's first exchange). That costs a round trip per call;
+ * receiver sent in this call, or a chain of signals from it (collect's size exchange, which on teams spanning nodes
+ * runs through the leaders; rsag's first exchange). That costs a round trip per call;
  * small team broadcasts avoid it by staging: see below. The `push-unsafe` algorithms skip the entry signal:
  * faster, and correct only when something else orders the calls (a barrier between them).
  *
