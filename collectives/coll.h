@@ -241,8 +241,8 @@ void shoal_coll_stage_drain(shoal_team_t *t);
  * tells its leader it has finished, and the leader waits, so that a later team on the slot cannot write the half
  * under a slow member. Collective over the team. */
 void shoal_coll_scratch_drain(shoal_team_t *t);
-/* Tests (test_hier): nanoseconds a member of a hier team sleeps before it copies out of its leader's half, to
- * widen the window that shoal_coll_scratch_drain closes. 0 (the default): never. */
+/* Tests (test_hier): nanoseconds (0 to 999999999) a member of a hier team sleeps before it copies out of its
+ * leader's half, to widen the window that shoal_coll_scratch_drain closes. 0 (the default): never. */
 extern long shoal_coll_test_copyout_delay_ns;
 
 /* ---- pushes into scratch (coll_core.c; model above) ---- */
@@ -336,8 +336,8 @@ enum { SHOAL_BARRIER_DISSEM = 1, SHOAL_BARRIER_LINEAR, SHOAL_BARRIER_HIER };
 /* BCAST_HIER: t->hier teams (else the automatic choice). */
 enum { SHOAL_BCAST_PUSH = 1, SHOAL_BCAST_PULL, SHOAL_BCAST_TREE, SHOAL_BCAST_PUSH_UNSAFE, SHOAL_BCAST_STAGED,
        SHOAL_BCAST_HIER };
-/* GATHER_HIER, A2A_HIER: fcollect and contiguous alltoall of t->hier teams whose call fits a scratch half (else the
- * automatic choice). */
+/* GATHER_HIER, A2A_HIER: fcollect and contiguous alltoall through each node's leader, at any size, on t->hier teams
+ * (else the automatic choice, which takes them there up to SHOAL_COLL_HIER_*_PIECES pieces). */
 enum { SHOAL_GATHER_PUSH = 1, SHOAL_GATHER_RING, SHOAL_GATHER_RDBL, SHOAL_GATHER_PUSH_UNSAFE, SHOAL_GATHER_HIER };
 enum { SHOAL_A2A_PUSH = 1, SHOAL_A2A_PAIRWISE, SHOAL_A2A_PUSH_UNSAFE, SHOAL_A2A_HIER };
 enum { SHOAL_REDUCE_ONESHOT = 1, SHOAL_REDUCE_RDBL, SHOAL_REDUCE_RSAG, SHOAL_REDUCE_HIER }; /* HIER: t->hier teams */
