@@ -91,7 +91,7 @@ static const env_var_t env_table[] = {
    "later), so that they start while the stream's previous kernel ends"},
   {"SHOAL_OFI_PROVIDER", ENV_STR, "", F(ofi_provider), "a libfabric provider name as fi_info -l lists it (tcp, verbs, "
    "cxi, efa, ...), or empty", "provider of the ofi transport between nodes (empty: FI_PROVIDER, else libfabric's "
-   "best); it needs FI_EP_RDM with FI_RMA, FI_ATOMIC and FI_MSG"},
+   "best, net before tcp;ofi_rxm); it needs FI_EP_RDM with FI_RMA, FI_ATOMIC and FI_MSG"},
   {"SHOAL_TRANSPORT", ENV_ENUM, "auto", F(transport), "auto|shm|ofi",
    "how a PE reaches the others: auto: shared memory within a node, ofi (libfabric) between nodes; shm: shared "
    "memory only (a job over several nodes stops at init); ofi: libfabric for every other PE, those of this node too "

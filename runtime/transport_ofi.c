@@ -108,6 +108,7 @@ typedef struct waiter {
 
 /* What one PE tells the others at init. */
 typedef struct wire {
+  char prov[32]; /* the provider's name: every PE must run the same one */
   uint64_t addrlen;
   uint8_t addr[ADDR_MAX];
   uint64_t key[SHOAL_SPACE_MAX], base[SHOAL_SPACE_MAX], len[SHOAL_SPACE_MAX];
@@ -756,12 +757,19 @@ static void query_atomics(void) {
   }
 }
 
-/* libfabric's tcp provider takes another interface without a word when FI_TCP_IFACE names none it can use (seen:
- * nosuch0 -> eth0, so a typo sends a job's traffic over the wrong network): refuse instead, naming the interfaces
- * there are. The provider names its domain after the interface it took. */
+/* libfabric's tcp providers take another interface without a word when their variable names none they can use
+ * (seen: FI_TCP_IFACE=nosuch0 -> eth0; net with only FI_TCP_IFACE set -> eth0, so a job's traffic goes over the
+ * wrong network): refuse instead, naming the interfaces there are. tcp reads FI_TCP_IFACE, net (the rewrite, named
+ * tcp again from libfabric 1.18) FI_NET_IFACE, and takes FI_TCP_IFACE's interface here when only that is set, as
+ * the user asked for that interface. Each names its domain after the interface it took. */
 static bool iface_refused(const struct fi_info *info) {
-  const char *want = getenv("FI_TCP_IFACE"), *got = info->domain_attr->name;
-  if (!want || !*want || strncmp(info->fabric_attr->prov_name, "tcp", 3) || (got && !strcmp(got, want))) return false;
+  const char *pn = info->fabric_attr->prov_name, *var = NULL, *want = NULL, *got = info->domain_attr->name;
+  if (!strncmp(pn, "tcp", 3)) var = "FI_TCP_IFACE";
+  else if (!strncmp(pn, "net", 3)) var = getenv("FI_NET_IFACE") && *getenv("FI_NET_IFACE") ? "FI_NET_IFACE"
+                                                                                               : "FI_TCP_IFACE";
+  if (var) want = getenv(var);
+  const char *base = var && !strncmp(pn, "net", 3) ? "net" : "tcp"; /* tcp;ofi_rxm: tcp's interface */
+  if (!want || !*want || (got && !strcmp(got, want))) return false;
   char list[256] = "";
   struct if_nameindex *ni = if_nameindex();
   for (struct if_nameindex *i = ni; i && i->if_name; i++) {
@@ -769,10 +777,29 @@ static bool iface_refused(const struct fi_info *info) {
     snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", i->if_name);
   }
   if (ni) if_freenameindex(ni);
-  shoal_warn("fi_getinfo: FI_TCP_IFACE=%s %s, and libfabric's tcp provider would take %s instead: name one of this "
-             "machine's interfaces (%s)", want, if_nametoindex(want) ? "has no address the provider can use"
-             : "names no network interface here", got ? got : "another", list);
+  if (strcmp(var, !strncmp(pn, "net", 3) ? "FI_NET_IFACE" : "FI_TCP_IFACE"))
+    shoal_warn("fi_getinfo: %s=%s is not read by libfabric's %s provider, which would take %s instead: set "
+               "FI_NET_IFACE to one of this machine's interfaces (%s)", var, want, base, got ? got : "another", list);
+  else
+    shoal_warn("fi_getinfo: %s=%s %s, and libfabric's %s provider would take %s instead: name one of this machine's "
+               "interfaces (%s)", var, want, if_nametoindex(want) ? "has no address the provider can use"
+               : "names no network interface here", base, got ? got : "another", list);
   return true;
+}
+
+/* With no provider named, libfabric 1.17 offers tcp;ofi_rxm first and its rewrite, net, after it: net does RDM,
+ * RMA and atomics itself, one socket call each way, where rxm over tcp adds a progress pipe and more polls (a get or
+ * fetch_add 13-14 us against 15-29, docs/design/transport.md). Take net on the same fabric and interface when it is
+ * there; from libfabric 1.18 the rewrite is the tcp provider and comes first anyway. Returns the entry to use (an
+ * element of list). */
+static struct fi_info *prefer_net(struct fi_info *list) {
+  if (strcmp(list->fabric_attr->prov_name, "tcp;ofi_rxm") && strcmp(list->fabric_attr->prov_name, "tcp")) return list;
+  for (struct fi_info *i = list->next; i; i = i->next)
+    if (!strcmp(i->fabric_attr->prov_name, "net") && i->fabric_attr->name && list->fabric_attr->name &&
+        !strcmp(i->fabric_attr->name, list->fabric_attr->name) && i->domain_attr->name && list->domain_attr->name &&
+        !strcmp(i->domain_attr->name, list->domain_attr->name))
+      return i;
+  return list;
 }
 
 static shoal_status_t tl_init(shoal_boot_t *b) {
@@ -806,6 +833,16 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   if (!info) {
     explain_no_provider(prov ? prov : getenv("FI_PROVIDER"), from);
     return SHOAL_ERR_NOSYS;
+  }
+  if (!(asked && *asked)) {
+    struct fi_info *pick = prefer_net(info);
+    if (pick != info) {
+      struct fi_info *one = fi_dupinfo(pick);
+      fi_freeinfo(info);
+      if (!one) return SHOAL_ERR_NOMEM;
+      info = one;
+      snprintf(chosen, sizeof chosen, "net, preferred to tcp;ofi_rxm (libfabric's choice)");
+    }
   }
   if (iface_refused(info)) {
     fi_freeinfo(info);
@@ -864,6 +901,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   if ((ret = fi_enable(ofi.ep))) { rc = open_fail("fi_enable", ret); goto fail; }
 
   wire_t w = {.addrlen = ADDR_MAX};
+  snprintf(w.prov, sizeof w.prov, "%s", info->fabric_attr->prov_name);
   uint64_t mr_mode = (uint64_t)info->domain_attr->mr_mode;
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) {
     region_t *r = &ofi.reg[s];
@@ -913,6 +951,13 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   }
   bool virt = mr_mode & FI_MR_VIRT_ADDR;
   for (int p = 0; p < ofi.npes; p++) {
+    if (strncmp(all[p].prov, w.prov, sizeof w.prov)) {
+      all[p].prov[sizeof all[p].prov - 1] = 0;
+      shoal_warn("shoal_tl_ofi_init: pe %d runs libfabric provider %s, this PE %s (%s): name one with FI_PROVIDER "
+                 "or SHOAL_OFI_PROVIDER on every node", p, all[p].prov, w.prov, chosen_by);
+      rc = SHOAL_ERR_INVAL;
+      goto fail;
+    }
     if (all[p].addrlen != alen) {
       shoal_warn("shoal_tl_ofi_init: pe %d's endpoint name has %" PRIu64 " bytes, ours %zu: another provider?", p,
                  all[p].addrlen, alen);
