@@ -76,9 +76,9 @@ static int tl_op(int op) {
 /* Everything off the inline path: a PE of another node (the transport), objects in other host spaces, on the device
  * heap, or a fatal error naming rt and arg (a misaligned or NULL addr never reaches the transport). */
 static uint64_t amo_off_path(const char *rt, const char *arg, const void *addr, size_t size, int op, uint64_t v,
-                             uint64_t c, int pe) {
+                             uint64_t c, int pe, void *tx) {
   if (addr && !((uintptr_t)addr & (size - 1)) && shoal_space_far(shoal_space_find(addr, size, NULL), pe))
-    return shoal_tl_amo(rt, pe, addr, size, tl_op(op), v, c);
+    return shoal_tl_amo_tx(rt, tx, pe, addr, size, tl_op(op), v, c);
   void *p = shoal_amo_addr_slow(rt, arg, addr, size, pe, true);
   return p ? amo_host(p, op & 0xff, size, v, c) : amo_dev(rt, arg, addr, op & 0xff, size, v, c, pe);
 }
@@ -87,7 +87,7 @@ uint64_t shoal_amo_bits(const char *rt, const char *arg, const void *addr, size_
                         int pe) {
   void *p;
   if (shoal_amo_fast(rt, addr, size, pe, &p)) return amo_host(p, op & 0xff, size, v, c);
-  return amo_off_path(rt, arg, addr, size, op, v, c, pe);
+  return amo_off_path(rt, arg, addr, size, op, v, c, pe, NULL);
 }
 
 /* The AMO bodies' slow path, in one call: values travel as their bits (every AMO type is 4 or 8 bytes; little-endian:
@@ -95,8 +95,8 @@ uint64_t shoal_amo_bits(const char *rt, const char *arg, const void *addr, size_
  * nothing live after it keeps the inline bodies free of saved registers. */
 __attribute__((noinline, cold)) static uint64_t amo_slow(const char *rt, const char *arg, const void *addr,
                                                          size_t size, int op, uint64_t v, uint64_t c, int pe,
-                                                         void *fetch) {
-  const uint64_t old = amo_off_path(rt, arg, addr, size, op, v, c, pe);
+                                                         void *fetch, void *tx) {
+  const uint64_t old = amo_off_path(rt, arg, addr, size, op, v, c, pe, tx);
   if (fetch) memcpy(fetch, &old, size);
   return old;
 }
@@ -112,7 +112,7 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
 #define SHOAL_GPU_AMO_OR_NOFETCH (SHOAL_GPU_AMO_OR | AMO_NOFETCH)
 #define SHOAL_GPU_AMO_XOR_NOFETCH (SHOAL_GPU_AMO_XOR | AMO_NOFETCH)
 #define AMO_SLOW_CALL(T, arg, OP, v, c, fetch)                                                                         \
-  amo_slow(rt, #arg, arg, sizeof(T), SHOAL_GPU_AMO_##OP, AMO_BITS(T, v), AMO_BITS(T, c), pe, fetch)
+  amo_slow(rt, #arg, arg, sizeof(T), SHOAL_GPU_AMO_##OP, AMO_BITS(T, v), AMO_BITS(T, c), pe, fetch, tx)
 /* The slow path's result as a T. */
 #define AMO_SLOW(T, arg, OP, v, c)                                                                                     \
   ({                                                                                                                   \
@@ -124,16 +124,19 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
 
 #define SHOAL_CTX_PARAMS(...) (shmem_ctx_t ctx, __VA_ARGS__)
 /* Defines routine NAME and shmem_ctx_NAME-style twin CNAME with the same body; the body sees the routine's name in rt
- * (for error messages) and, in the ctx form, a checked ctx and pe as a world PE number. */
+ * (for error messages), the endpoint between nodes in tx (the context's, NULL for the default one) and, in the ctx
+ * form, a checked ctx and pe as a world PE number. */
 #define SHOAL_DEF_PAIR(R, NAME, CNAME, PARAMS, ...)                                                                    \
   R NAME PARAMS {                                                                                                      \
     static const char rt[] = #NAME;                                                                                    \
+    void *const tx = NULL;                                                                                             \
     __VA_ARGS__                                                                                                        \
   }                                                                                                                    \
   R CNAME SHOAL_CTX_PARAMS PARAMS {                                                                                    \
     static const char rt[] = #CNAME;                                                                                   \
     SHOAL_CHECK_CTX(rt, ctx);                                                                                          \
     pe = shoal_ctx_pe(rt, ctx, pe);                                                                                    \
+    void *const tx = ctx->tl;                                                                                          \
     __VA_ARGS__                                                                                                        \
   }
 #define SHOAL_DEF_AMO2(R, N, OP, PARAMS, ...)                                                                          \
@@ -142,6 +145,7 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
 #define SHOAL_DEF_DEPR(R, NAME, PARAMS, ...)                                                                           \
   R NAME PARAMS {                                                                                                      \
     static const char rt[] = #NAME;                                                                                    \
+    void *const tx = NULL;                                                                                             \
     __VA_ARGS__                                                                                                        \
   }
 

@@ -1,11 +1,14 @@
 /* ctx.c - communication contexts (spec 9.4).
  *
- * On one node every operation completes before it returns, so a context carries no resources: it is a small object
- * holding its options and team, and its magic while it is live. A destroyed context keeps its memory (never freed,
+ * On one node every operation completes before it returns, so a context carries no resources there: it is a small
+ * object holding its options and team, and its magic while it is live. Where the transport between nodes runs, a
+ * context also gets an endpoint of its own there (ctx->tl), so that shmem_ctx_quiet waits for that context's
+ * operations only and a private context's operations take no lock (as SOS gives each context a transmit context). A destroyed context keeps its memory (never freed,
  * never reused) with magic 0, so every later use of the stale handle is caught by SHOAL_CHECK_CTX with a one-line
  * error. (A context costs one small allocation for the life of the process.) Live contexts are kept on a list so
  * that shmem_team_destroy can destroy those made on the team. */
 #include "ctx.h"
+#include "transport.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -55,7 +58,9 @@ static int ctx_new(shmem_team_t team, long options, shmem_ctx_t *ctx) {
   }
   struct ctx_node *n = malloc(sizeof *n);
   if (!n) return -1;
-  *n = (struct ctx_node){.c = {.options = options, .team = team}};
+  *n = (struct ctx_node){.c = {.options = options, .team = team,
+                               /* private and serialized: one thread at a time by contract, no lock */
+                               .tl = shoal_tl_ctx_create(!(options & (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED)))}};
   pthread_mutex_lock(&live_lock);
   n->prev = live.prev;
   n->next = &live;
@@ -90,15 +95,21 @@ void shmem_ctx_destroy(shmem_ctx_t ctx) {
   pthread_mutex_lock(&live_lock);
   ctx_kill((struct ctx_node *)ctx);
   pthread_mutex_unlock(&live_lock);
+  shoal_tl_ctx_destroy(ctx->tl); /* after the kill: a racing use of the stale handle fails its check, not here */
+  ctx->tl = NULL;
 }
 
 void shoal_ctx_destroy_team(shmem_team_t team) {
-  shmem_quiet(); /* the implicit quiet of shmem_ctx_destroy, once for all of them */
+  shmem_quiet(); /* the implicit quiet of shmem_ctx_destroy, once for all of them (their own endpoints below) */
   pthread_mutex_lock(&live_lock);
   for (struct ctx_node *n = live.next, *next; n != &live; n = next) {
     next = n->next;
     /* A private context belongs to its thread, which must have destroyed it already (spec 1.5): leave it alone. */
-    if (n->c.team == team && !(n->c.options & SHMEM_CTX_PRIVATE)) ctx_kill(n);
+    if (n->c.team == team && !(n->c.options & SHMEM_CTX_PRIVATE)) {
+      ctx_kill(n);
+      shoal_tl_ctx_destroy(n->c.tl); /* completes its operations first */
+      n->c.tl = NULL;
+    }
   }
   pthread_mutex_unlock(&live_lock);
 }

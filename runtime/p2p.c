@@ -194,25 +194,23 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
  * a non-fetching atomic. The nbi form leaves the data and the signal to complete at quiet. */
 static __attribute__((noinline, cold)) void put_signal_tl(const char *rt, void *dest, const void *src, size_t nbytes,
                                                           uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
-                                                          bool nbi) {
-  if (nbi)
-    shoal_rma_put_nbi(rt, dest, src, nbytes, pe);
-  else
-    shoal_rma_put(rt, dest, src, nbytes, pe);
-  shoal_tl_fence(rt);
-  (void)shoal_amo_bits(rt, "sig_addr", sig_addr, sizeof(uint64_t),
-                       (sig_op == SHMEM_SIGNAL_SET ? SHOAL_GPU_AMO_SET : SHOAL_GPU_AMO_ADD) | 0x100, signal, 0, pe);
+                                                          bool nbi, void *tx) {
+  shoal_rma_put_tx(rt, tx, dest, src, nbytes, pe, nbi);
+  shoal_tl_fence_tx(rt, tx);
+  (void)shoal_tl_amo_tx(rt, tx, pe, sig_addr, sizeof(uint64_t),
+                        sig_op == SHMEM_SIGNAL_SET ? SHOAL_TL_AMO_SET : SHOAL_TL_AMO_ADD, signal, 0);
 }
 
 /* Data first (a copy into pe's mapping, complete on return), then the signal with release order. */
 static void put_signal(const char *rt, void *dest, const void *src, size_t nbytes, uint64_t *sig_addr,
-                       uint64_t signal, int sig_op, int pe, bool nbi) {
+                       uint64_t signal, int sig_op, int pe, bool nbi, void *tx) {
   if (SHOAL_UNLIKELY(sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD))
     shoal_fatal(rt, "sig_op %d is not SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", sig_op);
   void *q;
   if (SHOAL_UNLIKELY(!shoal_amo_fast(rt, sig_addr, sizeof(uint64_t), pe, &q))) {
-    if (sig_addr && shoal_space_far(shoal_space_find(sig_addr, sizeof(uint64_t), NULL), pe)) {
-      put_signal_tl(rt, dest, src, nbytes, sig_addr, signal, sig_op, pe, nbi);
+    if (sig_addr && !((uintptr_t)sig_addr & 7) &&
+        shoal_space_far(shoal_space_find(sig_addr, sizeof(uint64_t), NULL), pe)) {
+      put_signal_tl(rt, dest, src, nbytes, sig_addr, signal, sig_op, pe, nbi, tx);
       return;
     }
     q = shoal_amo_addr_slow(rt, "sig_addr", sig_addr, sizeof(uint64_t), pe, false);
@@ -227,13 +225,13 @@ static void put_signal(const char *rt, void *dest, const void *src, size_t nbyte
 
 #define SHOAL_DEF_PUT_SIGNAL(NAME, CNAME, T, SIZE, NBI)                                                                \
   void NAME(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {        \
-    put_signal(#NAME, dest, source, span_of(#NAME, nelems, SIZE), sig_addr, signal, sig_op, pe, NBI);                  \
+    put_signal(#NAME, dest, source, span_of(#NAME, nelems, SIZE), sig_addr, signal, sig_op, pe, NBI, NULL);            \
   }                                                                                                                    \
   void CNAME(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,            \
              int sig_op, int pe) {                                                                                     \
     SHOAL_CHECK_CTX(#CNAME, ctx);                                                                                      \
     put_signal(#CNAME, dest, source, span_of(#CNAME, nelems, SIZE), sig_addr, signal, sig_op,                          \
-               shoal_ctx_pe(#CNAME, ctx, pe), NBI);                                                                    \
+               shoal_ctx_pe(#CNAME, ctx, pe), NBI, ctx->tl);                                                           \
   }
 #define SHOAL_DEF_PUT_SIGNAL_TYPED(T, N)                                                                               \
   SHOAL_DEF_PUT_SIGNAL(shmem_##N##_put_signal, shmem_ctx_##N##_put_signal, T, sizeof(T), false)                        \

@@ -11,13 +11,13 @@
 #include "transport.h"
 
 /* PEs of other nodes, and spaces that cannot be addressed by load/store (GPU memory): their put/get, or fatal. */
-static void put_slow(const char *routine, void *dest, const void *src, size_t n, int pe, bool nbi) {
+static void put_slow(const char *routine, void *dest, const void *src, size_t n, int pe, bool nbi, void *tx) {
   if (!n) return; /* zero length: a valid no-op, even when dest is not symmetric */
   size_t off;
   shoal_space_t *s = shoal_space_find(dest, n, &off);
   if (!s) shoal_xlate_slow(dest, n, pe, routine, "dest"); /* fatal, with the reason */
   if (shoal_space_far(s, pe)) {
-    shoal_tl_put(routine, pe, dest, src, n, nbi);
+    shoal_tl_put_tx(routine, tx, pe, dest, src, n, nbi);
     return;
   }
   if (s->delta && !s->device) {
@@ -28,13 +28,13 @@ static void put_slow(const char *routine, void *dest, const void *src, size_t n,
   if (s->put(s, pe, off, src, n)) shoal_fatal(routine, "put of %zu bytes to PE %d failed", n, pe);
 }
 
-static void get_slow(const char *routine, void *dest, const void *src, size_t n, int pe, bool nbi) {
+static void get_slow(const char *routine, void *dest, const void *src, size_t n, int pe, bool nbi, void *tx) {
   if (!n) return;
   size_t off;
   shoal_space_t *s = shoal_space_find(src, n, &off);
   if (!s) shoal_xlate_slow(src, n, pe, routine, "source");
   if (shoal_space_far(s, pe)) {
-    shoal_tl_get(routine, pe, src, dest, n, nbi);
+    shoal_tl_get_tx(routine, tx, pe, src, dest, n, nbi);
     return;
   }
   if (s->delta && !s->device) {
@@ -66,9 +66,10 @@ static _Noreturn __attribute__((noinline, cold)) void rma_null(const char *routi
     }                                                                                                                  \
   } while (0)
 
-/* nbi is a constant at every call: it only reaches the slow path. */
+/* nbi is a constant at every call, and tx (a context's endpoint between nodes, NULL for the default context) is
+ * only passed on: both only reach the slow path. */
 static inline __attribute__((always_inline)) void rma_put_(const char *routine, void *dest, const void *src,
-                                                           size_t n, int pe, bool nbi) {
+                                                           size_t n, int pe, bool nbi, void *tx) {
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
   RMA_CHECK_LOCAL(routine, "source", src, n);
@@ -77,11 +78,11 @@ static inline __attribute__((always_inline)) void rma_put_(const char *routine, 
   else if (shoal_in_static_pe(dest, n, 1, pe))
     memcpy((char *)dest + shoal_g.space[SHOAL_SPACE_STATIC].delta[pe], src, n);
   else
-    put_slow(routine, dest, src, n, pe, nbi);
+    put_slow(routine, dest, src, n, pe, nbi, tx);
 }
 
 static inline __attribute__((always_inline)) void rma_get_(const char *routine, void *dest, const void *src,
-                                                           size_t n, int pe, bool nbi) {
+                                                           size_t n, int pe, bool nbi, void *tx) {
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
   RMA_CHECK_LOCAL(routine, "dest", dest, n);
@@ -90,12 +91,17 @@ static inline __attribute__((always_inline)) void rma_get_(const char *routine, 
   else if (shoal_in_static_pe(src, n, 1, pe))
     memcpy(dest, (const char *)src + shoal_g.space[SHOAL_SPACE_STATIC].delta[pe], n);
   else
-    get_slow(routine, dest, src, n, pe, nbi);
+    get_slow(routine, dest, src, n, pe, nbi, tx);
 }
-#define rma_put(routine, dest, src, n, pe) rma_put_(routine, dest, src, n, pe, false)
-#define rma_get(routine, dest, src, n, pe) rma_get_(routine, dest, src, n, pe, false)
-#define rma_put_nbi(routine, dest, src, n, pe) rma_put_(routine, dest, src, n, pe, true)
-#define rma_get_nbi(routine, dest, src, n, pe) rma_get_(routine, dest, src, n, pe, true)
+#define rma_put(routine, dest, src, n, pe) rma_put_(routine, dest, src, n, pe, false, NULL)
+#define rma_get(routine, dest, src, n, pe) rma_get_(routine, dest, src, n, pe, false, NULL)
+#define rma_put_nbi(routine, dest, src, n, pe) rma_put_(routine, dest, src, n, pe, true, NULL)
+#define rma_get_nbi(routine, dest, src, n, pe) rma_get_(routine, dest, src, n, pe, true, NULL)
+/* The shmem_ctx_ forms: the context's endpoint between nodes. */
+#define rma_put_tx(tx, routine, dest, src, n, pe) rma_put_(routine, dest, src, n, pe, false, tx)
+#define rma_get_tx(tx, routine, dest, src, n, pe) rma_get_(routine, dest, src, n, pe, false, tx)
+#define rma_put_nbi_tx(tx, routine, dest, src, n, pe) rma_put_(routine, dest, src, n, pe, true, tx)
+#define rma_get_nbi_tx(tx, routine, dest, src, n, pe) rma_get_(routine, dest, src, n, pe, true, tx)
 
 void shoal_rma_put(const char *routine, void *dest, const void *src, size_t nbytes, int pe) {
   rma_put(routine, dest, src, nbytes, pe);
@@ -106,6 +112,9 @@ void shoal_rma_get(const char *routine, void *dest, const void *src, size_t nbyt
 void shoal_rma_put_nbi(const char *routine, void *dest, const void *src, size_t nbytes, int pe) {
   rma_put_nbi(routine, dest, src, nbytes, pe);
 }
+void shoal_rma_put_tx(const char *routine, void *tx, void *dest, const void *src, size_t nbytes, int pe, bool nbi) {
+  rma_put_(routine, dest, src, nbytes, pe, nbi, tx);
+}
 
 static inline size_t nbytes_of(const char *routine, size_t nelems, size_t size) {
   if (SHOAL_UNLIKELY(nelems > SIZE_MAX / size))
@@ -114,8 +123,8 @@ static inline size_t nbytes_of(const char *routine, size_t nelems, size_t size) 
 }
 
 /* Strided transfer: element i goes from src + i*sst*size to dest + i*dst*size (strides in elements, >= 1). */
-static void rma_strided(const char *routine, bool put, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
-                        size_t nelems, size_t size, int pe) {
+static void rma_strided_(const char *routine, bool put, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+                         size_t nelems, size_t size, int pe, void *tx) {
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
   if (!nelems) return;
@@ -136,9 +145,9 @@ static void rma_strided(const char *routine, bool put, void *dest, const void *s
       char *d = (char *)dest + i * (size_t)dst * size;
       const char *s = (const char *)src + i * (size_t)sst * size;
       if (put)
-        put_slow(routine, d, s, size, pe, false);
+        put_slow(routine, d, s, size, pe, false, tx);
       else
-        get_slow(routine, d, s, size, pe, false);
+        get_slow(routine, d, s, size, pe, false, tx);
     }
     return;
   }
@@ -147,6 +156,9 @@ static void rma_strided(const char *routine, bool put, void *dest, const void *s
   else
     shoal_copy_strided(dest, remote, nelems, size, dst, sst);
 }
+
+#define rma_strided(...) rma_strided_(__VA_ARGS__, NULL)
+#define rma_strided_tx(tx, ...) rma_strided_(__VA_ARGS__, tx)
 
 void shoal_copy_strided(void *dest, const void *src, size_t nelems, size_t size, ptrdiff_t dst, ptrdiff_t sst) {
   char *d = dest;
@@ -173,7 +185,7 @@ void shoal_copy_strided(void *dest, const void *src, size_t nelems, size_t size,
   }                                                                                                                    \
   void shmem_ctx_##OP(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe) {                       \
     SHOAL_CHECK_CTX("shmem_ctx_" #OP, ctx);                                                                           \
-    FN("shmem_ctx_" #OP, dest, source, nelems, shoal_ctx_pe("shmem_ctx_" #OP, ctx, pe));                                                                   \
+    FN##_tx(ctx->tl, "shmem_ctx_" #OP, dest, source, nelems, shoal_ctx_pe("shmem_ctx_" #OP, ctx, pe));                                                                   \
   }
 SHOAL_DEF_MEM(putmem, rma_put)
 SHOAL_DEF_MEM(putmem_nbi, rma_put_nbi)
@@ -187,14 +199,14 @@ SHOAL_DEF_MEM(getmem_nbi, rma_get_nbi)
   }                                                                                                                    \
   void shmem_ctx_##OP##S(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe) {                    \
     SHOAL_CHECK_CTX("shmem_ctx_" #OP #S, ctx);                                                                        \
-    FN("shmem_ctx_" #OP #S, dest, source, nbytes_of("shmem_ctx_" #OP #S, nelems, S / 8), shoal_ctx_pe("shmem_ctx_" #OP #S, ctx, pe));                         \
+    FN##_tx(ctx->tl, "shmem_ctx_" #OP #S, dest, source, nbytes_of("shmem_ctx_" #OP #S, nelems, S / 8), shoal_ctx_pe("shmem_ctx_" #OP #S, ctx, pe));                         \
   }                                                                                                                    \
   void shmem_##OP##S##_nbi(void *dest, const void *source, size_t nelems, int pe) {                                   \
     FN##_nbi("shmem_" #OP #S "_nbi", dest, source, nbytes_of("shmem_" #OP #S "_nbi", nelems, S / 8), pe);                   \
   }                                                                                                                    \
   void shmem_ctx_##OP##S##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe) {              \
     SHOAL_CHECK_CTX("shmem_ctx_" #OP #S "_nbi", ctx);                                                                 \
-    FN##_nbi("shmem_ctx_" #OP #S "_nbi", dest, source, nbytes_of("shmem_ctx_" #OP #S "_nbi", nelems, S / 8), shoal_ctx_pe("shmem_ctx_" #OP #S "_nbi", ctx, pe));           \
+    FN##_nbi_tx(ctx->tl, "shmem_ctx_" #OP #S "_nbi", dest, source, nbytes_of("shmem_ctx_" #OP #S "_nbi", nelems, S / 8), shoal_ctx_pe("shmem_ctx_" #OP #S "_nbi", ctx, pe));           \
   }
 #define SHOAL_DEF_SIZED(S)                                                                                            \
   SHOAL_DEF_SIZED_OP(S, put, rma_put)                                                                                 \
@@ -205,7 +217,7 @@ SHOAL_DEF_MEM(getmem_nbi, rma_get_nbi)
   void shmem_ctx_iput##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,               \
                          size_t nelems, int pe) {                                                                     \
     SHOAL_CHECK_CTX("shmem_ctx_iput" #S, ctx);                                                                        \
-    rma_strided("shmem_ctx_iput" #S, true, dest, source, dst, sst, nelems, S / 8, shoal_ctx_pe("shmem_ctx_iput" #S, ctx, pe));                                \
+    rma_strided_tx(ctx->tl, "shmem_ctx_iput" #S, true, dest, source, dst, sst, nelems, S / 8, shoal_ctx_pe("shmem_ctx_iput" #S, ctx, pe));                                \
   }                                                                                                                    \
   void shmem_iget##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {           \
     rma_strided("shmem_iget" #S, false, dest, source, dst, sst, nelems, S / 8, pe);                                   \
@@ -213,7 +225,7 @@ SHOAL_DEF_MEM(getmem_nbi, rma_get_nbi)
   void shmem_ctx_iget##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,               \
                          size_t nelems, int pe) {                                                                     \
     SHOAL_CHECK_CTX("shmem_ctx_iget" #S, ctx);                                                                        \
-    rma_strided("shmem_ctx_iget" #S, false, dest, source, dst, sst, nelems, S / 8, shoal_ctx_pe("shmem_ctx_iget" #S, ctx, pe));                               \
+    rma_strided_tx(ctx->tl, "shmem_ctx_iget" #S, false, dest, source, dst, sst, nelems, S / 8, shoal_ctx_pe("shmem_ctx_iget" #S, ctx, pe));                               \
   }
 SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
 
@@ -224,7 +236,7 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   }                                                                                                                    \
   void shmem_ctx_##N##_##OP(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe) {                       \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_" #OP, ctx);                                                                    \
-    FN("shmem_ctx_" #N "_" #OP, dest, source, nbytes_of("shmem_ctx_" #N "_" #OP, nelems, sizeof(T)), shoal_ctx_pe("shmem_ctx_" #N "_" #OP, ctx, pe));             \
+    FN##_tx(ctx->tl, "shmem_ctx_" #N "_" #OP, dest, source, nbytes_of("shmem_ctx_" #N "_" #OP, nelems, sizeof(T)), shoal_ctx_pe("shmem_ctx_" #N "_" #OP, ctx, pe));             \
   }
 #define SHOAL_DEF_TYPED(T, N)                                                                                         \
   SHOAL_DEF_TYPED_OP(T, N, put, rma_put)                                                                              \
@@ -234,7 +246,7 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   void shmem_##N##_p(T *dest, T value, int pe) { rma_put("shmem_" #N "_p", dest, &value, sizeof(T), pe); }            \
   void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe) {                                                 \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_p", ctx);                                                                       \
-    rma_put("shmem_ctx_" #N "_p", dest, &value, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_p", ctx, pe));                                                       \
+    rma_put_tx(ctx->tl, "shmem_ctx_" #N "_p", dest, &value, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_p", ctx, pe));                                                       \
   }                                                                                                                    \
   T shmem_##N##_g(const T *source, int pe) {                                                                          \
     T v;                                                                                                               \
@@ -244,7 +256,7 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe) {                                                     \
     T v;                                                                                                               \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_g", ctx);                                                                       \
-    rma_get("shmem_ctx_" #N "_g", &v, source, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_g", ctx, pe));                                                         \
+    rma_get_tx(ctx->tl, "shmem_ctx_" #N "_g", &v, source, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_g", ctx, pe));                                                         \
     return v;                                                                                                          \
   }                                                                                                                    \
   void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {              \
@@ -253,7 +265,7 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   void shmem_ctx_##N##_iput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,   \
                             int pe) {                                                                                 \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_iput", ctx);                                                                    \
-    rma_strided("shmem_ctx_" #N "_iput", true, dest, source, dst, sst, nelems, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_iput", ctx, pe));                        \
+    rma_strided_tx(ctx->tl, "shmem_ctx_" #N "_iput", true, dest, source, dst, sst, nelems, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_iput", ctx, pe));                        \
   }                                                                                                                    \
   void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) {              \
     rma_strided("shmem_" #N "_iget", false, dest, source, dst, sst, nelems, sizeof(T), pe);                           \
@@ -261,7 +273,7 @@ SHOAL_RMA_SIZES(SHOAL_DEF_SIZED)
   void shmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,   \
                             int pe) {                                                                                 \
     SHOAL_CHECK_CTX("shmem_ctx_" #N "_iget", ctx);                                                                    \
-    rma_strided("shmem_ctx_" #N "_iget", false, dest, source, dst, sst, nelems, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_iget", ctx, pe));                       \
+    rma_strided_tx(ctx->tl, "shmem_ctx_" #N "_iget", false, dest, source, dst, sst, nelems, sizeof(T), shoal_ctx_pe("shmem_ctx_" #N "_iget", ctx, pe));                       \
   }
 SHOAL_RMA_TYPES(SHOAL_DEF_TYPED)
 

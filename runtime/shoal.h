@@ -209,6 +209,7 @@ struct shoal_ctx {
   uint32_t magic;     /* SHOAL_CTX_MAGIC while valid */
   long options;
   shmem_team_t team;
+  void *tl;           /* its endpoint in the transport between nodes (transport.h), or NULL: the default one */
 };
 #define SHOAL_CTX_MAGIC 0x5c7a11c0u
 
@@ -353,6 +354,8 @@ void shoal_copy_strided(void *dest, const void *src, size_t nelems, size_t size,
 void shoal_rma_put(const char *routine, void *dest, const void *src, size_t nbytes, int pe);
 void shoal_rma_get(const char *routine, void *dest, const void *src, size_t nbytes, int pe);
 void shoal_rma_put_nbi(const char *routine, void *dest, const void *src, size_t nbytes, int pe);
+/* As shoal_rma_put (nbi: shoal_rma_put_nbi) on a context: tx is its endpoint between nodes (ctx->tl), or NULL. */
+void shoal_rma_put_tx(const char *routine, void *tx, void *dest, const void *src, size_t nbytes, int pe, bool nbi);
 
 /* ---- barrier, fence, quiet (sync.c) ---- */
 extern void (*shoal_quiet_hook)(void), (*shoal_fence_hook)(void); /* NULL, or the transport's (transport.c) */

@@ -97,7 +97,12 @@ void shmem_ctx_fence(shmem_ctx_t ctx) {
   SHOAL_CHECK_INIT("shmem_ctx_fence");
   if (ctx == SHMEM_CTX_INVALID) return;
   SHOAL_CHECK_CTX("shmem_ctx_fence", ctx);
-  shmem_fence();
+  if (!ctx->tl) {
+    shmem_fence();
+    return;
+  }
+  atomic_thread_fence(memory_order_release);
+  shoal_tl_fence_tx("shmem_ctx_fence", ctx->tl); /* the context's own endpoint: its operations only */
 }
 
 void shmem_quiet(void) {
@@ -110,7 +115,12 @@ void shmem_ctx_quiet(shmem_ctx_t ctx) {
   SHOAL_CHECK_INIT("shmem_ctx_quiet");
   if (ctx == SHMEM_CTX_INVALID) return;
   SHOAL_CHECK_CTX("shmem_ctx_quiet", ctx);
-  shmem_quiet();
+  if (!ctx->tl) {
+    shmem_quiet();
+    return;
+  }
+  shoal_tl_quiet_tx("shmem_ctx_quiet", ctx->tl); /* the context's own endpoint: its operations only */
+  atomic_thread_fence(memory_order_seq_cst);
 }
 
 /* Round k: tell PE (me + 2^k) % n that this PE reached barrier number e, then wait for PE (me - 2^k) % n. Flags hold

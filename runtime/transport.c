@@ -95,25 +95,34 @@ static _Noreturn __attribute__((cold)) void failed(const char *routine, const ch
               shoal_g.tl_of[pe]->name);
 }
 
-void shoal_tl_put(const char *routine, int pe, void *sym, const void *src, size_t n, bool nbi) {
+void shoal_tl_put_tx(const char *routine, void *tx, int pe, void *sym, const void *src, size_t n, bool nbi) {
   if (!n) return;
   size_t off;
   int sp = space_of(routine, "dest", sym, n, &off);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
-  if ((nbi ? t->put_nbi : t->put)(sp, pe, off, src, n)) failed(routine, "put", n, pe);
+  if (tx ? t->put_ctx(tx, sp, pe, off, src, n, nbi) : (nbi ? t->put_nbi : t->put)(sp, pe, off, src, n))
+    failed(routine, "put", n, pe);
+}
+void shoal_tl_put(const char *routine, int pe, void *sym, const void *src, size_t n, bool nbi) {
+  shoal_tl_put_tx(routine, NULL, pe, sym, src, n, nbi);
 }
 
-void shoal_tl_get(const char *routine, int pe, const void *sym, void *dst, size_t n, bool nbi) {
+void shoal_tl_get_tx(const char *routine, void *tx, int pe, const void *sym, void *dst, size_t n, bool nbi) {
   if (!n) return;
   size_t off;
   int sp = space_of(routine, "source", sym, n, &off);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
-  if ((nbi ? t->get_nbi : t->get)(sp, pe, off, dst, n)) failed(routine, "get", n, pe);
+  if (tx ? t->get_ctx(tx, sp, pe, off, dst, n, nbi) : (nbi ? t->get_nbi : t->get)(sp, pe, off, dst, n))
+    failed(routine, "get", n, pe);
+}
+void shoal_tl_get(const char *routine, int pe, const void *sym, void *dst, size_t n, bool nbi) {
+  shoal_tl_get_tx(routine, NULL, pe, sym, dst, n, nbi);
 }
 
-uint64_t shoal_tl_amo(const char *routine, int pe, const void *sym, size_t size, int op, uint64_t v, uint64_t c) {
+uint64_t shoal_tl_amo_tx(const char *routine, void *tx, int pe, const void *sym, size_t size, int op, uint64_t v,
+                         uint64_t c) {
   size_t off;
   int sp = space_of(routine, "dest", sym, size, &off);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
@@ -121,10 +130,15 @@ uint64_t shoal_tl_amo(const char *routine, int pe, const void *sym, size_t size,
                   op == SHOAL_TL_AMO_FETCH_INC || op == SHOAL_TL_AMO_FETCH_ADD || op == SHOAL_TL_AMO_FETCH_AND ||
                   op == SHOAL_TL_AMO_FETCH_OR || op == SHOAL_TL_AMO_FETCH_XOR;
   uint64_t old = 0;
+  int type = size == 4 ? SHOAL_TL_UINT32 : SHOAL_TL_UINT64;
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
-  if (t->amo(sp, pe, off, op, size == 4 ? SHOAL_TL_UINT32 : SHOAL_TL_UINT64, &v, &c, fetching ? &old : NULL))
+  if (tx ? t->amo_ctx(tx, sp, pe, off, op, type, &v, &c, fetching ? &old : NULL)
+         : t->amo(sp, pe, off, op, type, &v, &c, fetching ? &old : NULL))
     failed(routine, "atomic", size, pe);
   return old;
+}
+uint64_t shoal_tl_amo(const char *routine, int pe, const void *sym, size_t size, int op, uint64_t v, uint64_t c) {
+  return shoal_tl_amo_tx(routine, NULL, pe, sym, size, op, v, c);
 }
 
 void shoal_tl_signal(const char *routine, int pe, void *sym, uint64_t v) {
@@ -141,4 +155,24 @@ void shoal_tl_fence(const char *routine) {
 
 void shoal_tl_quiet(const char *routine) {
   if (shoal_g.tl && shoal_g.tl->quiet()) shoal_fatal(routine, "quiet through %s failed", shoal_g.tl->name);
+}
+
+void *shoal_tl_ctx_create(bool shared) {
+  void *tx = NULL;
+  if (shoal_g.tl && shoal_g.tl->ctx_create(shared, &tx)) tx = NULL; /* the default endpoint serves it */
+  return tx;
+}
+
+void shoal_tl_ctx_destroy(void *tx) {
+  if (tx && shoal_g.tl) shoal_g.tl->ctx_destroy(tx);
+}
+
+void shoal_tl_fence_tx(const char *routine, void *tx) {
+  if (shoal_g.tl && (tx ? shoal_g.tl->fence_ctx(tx) : shoal_g.tl->fence()))
+    shoal_fatal(routine, "fence through %s failed", shoal_g.tl->name);
+}
+
+void shoal_tl_quiet_tx(const char *routine, void *tx) {
+  if (shoal_g.tl && (tx ? shoal_g.tl->quiet_ctx(tx) : shoal_g.tl->quiet()))
+    shoal_fatal(routine, "quiet through %s failed", shoal_g.tl->name);
 }

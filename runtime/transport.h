@@ -63,9 +63,23 @@ typedef struct shoal_tl_ops {
    * polls its own memory (SHOAL_WAIT_WHILE) so that peers waiting on it are served at once, not after a thread's
    * wake-up. Cheap when nothing is pending; never blocks. */
   void (*progress)(void);
-  /* Releases everything init made (endpoint, memory registrations, threads, descriptors). Call after a barrier: a
-   * peer may still be reading this PE's memory otherwise. The regions are forgotten too. */
+  /* Releases everything init made (endpoint, memory registrations, threads, descriptors; context endpoints left
+   * open). Call after a barrier: a peer may still be reading this PE's memory otherwise. The regions are forgotten
+   * too. */
   void (*fini)(void);
+  /* Contexts (spec 9.4) with resources of their own: ctx_create makes a handle for one (*tx; shared: other threads
+   * may use it too, so calls on it are serialized under SHMEM_THREAD_MULTIPLE). A status other than SHOAL_OK leaves
+   * *tx NULL: the context then uses the slots above, which is correct, only not separate. The _ctx slots act as
+   * put/put_nbi (nbi), get/get_nbi, amo, quiet and fence on tx (NULL: the default context's); quiet_ctx and
+   * fence_ctx cover tx's operations only. ctx_destroy completes tx's operations and frees it (NULL: nothing). */
+  shoal_status_t (*ctx_create)(bool shared, void **tx);
+  void (*ctx_destroy)(void *tx);
+  shoal_status_t (*put_ctx)(void *tx, int space, int pe, size_t off, const void *src, size_t n, bool nbi);
+  shoal_status_t (*get_ctx)(void *tx, int space, int pe, size_t off, void *dst, size_t n, bool nbi);
+  shoal_status_t (*amo_ctx)(void *tx, int space, int pe, size_t off, int op, int type, const void *operand,
+                            const void *compare, void *fetch);
+  shoal_status_t (*quiet_ctx)(void *tx);
+  shoal_status_t (*fence_ctx)(void *tx);
 } shoal_tl_ops_t;
 
 extern const shoal_tl_ops_t shoal_tl_shm_ops;
@@ -99,6 +113,18 @@ void shoal_tl_signal(const char *routine, int pe, void *sym, uint64_t v);
 /* The transport's fence and quiet, if one runs between nodes (no-ops otherwise). */
 void shoal_tl_fence(const char *routine);
 void shoal_tl_quiet(const char *routine);
+/* Contexts (spec 9.4): a handle for a context's own endpoint in the transport between nodes, or NULL (no such
+ * transport runs, or it could not make one: the default endpoint serves the context, which is correct). shared:
+ * not SHMEM_CTX_PRIVATE. The _tx forms act as the forms above on tx (NULL: the default context); fence and quiet
+ * cover tx's operations only. Fatal with one line naming routine on failure. */
+void *shoal_tl_ctx_create(bool shared);
+void shoal_tl_ctx_destroy(void *tx);
+void shoal_tl_put_tx(const char *routine, void *tx, int pe, void *sym, const void *src, size_t n, bool nbi);
+void shoal_tl_get_tx(const char *routine, void *tx, int pe, const void *sym, void *dst, size_t n, bool nbi);
+uint64_t shoal_tl_amo_tx(const char *routine, void *tx, int pe, const void *sym, size_t size, int op, uint64_t v,
+                         uint64_t c);
+void shoal_tl_fence_tx(const char *routine, void *tx);
+void shoal_tl_quiet_tx(const char *routine, void *tx);
 
 #if SHOAL_HAVE_OFI
 extern const shoal_tl_ops_t shoal_tl_ofi_ops;
@@ -117,6 +143,7 @@ typedef struct shoal_tl_ofi_info {
   uint64_t thread_progress, thread_holds;
   uint64_t writes, reads; /* operations issued so far: puts, non-fetching AMOs, signals; gets, fetching AMOs, flushes */
   bool ordered_signal;    /* signal is one ordered write (no quiet, no AMO) */
+  int ctx_endpoints;      /* contexts with an endpoint of their own, open now */
 } shoal_tl_ofi_info_t;
 void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out);
 #endif

@@ -121,28 +121,41 @@ typedef struct region {
   struct fid_mr *mr;
 } region_t;
 
-static struct {
-  bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt, lazy_fence;
+/* What one issuing endpoint keeps: the main one (ofi.t0, which also receives) and one per context made with an
+ * endpoint of its own (tx_open). Quiet and fence act on one of these: a context's operations only. */
+typedef struct txep {
+  struct fid_ep *ep;
+  struct fid_cq *txcq;
+  struct fid_cntr *wcntr, *rcntr;
+  bool lock;             /* serialize callers (SHMEM_THREAD_MULTIPLE, unless the context is private) */
   bool amo_out;          /* non-fetching AMOs issued since the last quiet (delivery complete: done once counted) */
   bool wbuf_out;         /* nbi writes (not inject) issued since the last wait for the writes: their sources busy */
   bool fence_w, fence_a; /* a fence is pending over the puts (w) or the non-fetching AMOs (a) before it */
+  pthread_mutex_t mu;
+  _Atomic uint64_t w_issued, r_issued, w_err, r_err;
+  _Atomic uint8_t *dirty; /* [npes]: written since the last flush */
+  _Atomic bool dirty_any;
+  char flush_byte[SHOAL_CACHELINE];
+  struct txep *prev, *next; /* context endpoints: on ofi.txs, for fini */
+} txep_t;
+
+static struct {
+  bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt, lazy_fence;
   int me, npes, wait_fd; /* wait_fd: the receive CQ's, or -1 */
   region_t reg[SHOAL_SPACE_MAX];
   struct fi_info *info;
   struct fid_fabric *fabric;
   struct fid_domain *domain;
   struct fid_av *av;
-  struct fid_ep *ep;
-  struct fid_cq *txcq, *rxcq;
-  struct fid_cntr *wcntr, *rcntr;
+  struct fid_ep *ep; /* t0.ep: receives the fallback's messages */
+  struct fid_cq *rxcq;
+  txep_t t0;
+  _Atomic int ntx;        /* context endpoints open */
+  txep_t txs;             /* their list's head (prev/next only) */
   fi_addr_t *addr;
   uint64_t *rbase[SHOAL_SPACE_MAX], *rkey[SHOAL_SPACE_MAX], *rlen[SHOAL_SPACE_MAX];
   size_t inject_size, max_msg;
   bool native[SHOAL_TL_NTYPES];
-  _Atomic uint64_t w_issued, r_issued, w_err, r_err;
-  _Atomic uint8_t *dirty; /* [npes]: written since the last flush */
-  _Atomic bool dirty_any;
-  char flush_byte[SHOAL_CACHELINE];
   amo_msg_t rxbuf[NRECV];
   waiter_t waiters[NWAIT];
   pthread_t thread;
@@ -195,7 +208,7 @@ AMO_EXEC(uint64_t)
 /* Sends from inside progress: retry with progress of the transmit side only (never the receive CQ: no recursion). */
 static ssize_t send_msg(const amo_msg_t *m, int pe) {
   ssize_t r;
-  while ((r = fi_inject(ofi.ep, m, sizeof *m, ofi.addr[pe])) == -FI_EAGAIN) fi_cntr_read(ofi.wcntr);
+  while ((r = fi_inject(ofi.ep, m, sizeof *m, ofi.addr[pe])) == -FI_EAGAIN) fi_cntr_read(ofi.t0.wcntr);
   return r;
 }
 
@@ -227,7 +240,7 @@ static void handle_msg(const amo_msg_t *m) {
 
 static ssize_t post_recv(amo_msg_t *buf) {
   ssize_t r;
-  while ((r = fi_recv(ofi.ep, buf, sizeof *buf, NULL, FI_ADDR_UNSPEC, buf)) == -FI_EAGAIN) fi_cntr_read(ofi.wcntr);
+  while ((r = fi_recv(ofi.ep, buf, sizeof *buf, NULL, FI_ADDR_UNSPEC, buf)) == -FI_EAGAIN) fi_cntr_read(ofi.t0.wcntr);
   return r;
 }
 
@@ -312,7 +325,7 @@ static void *progress_main(void *arg) {
 static void progress_once(void) {
   if (ofi.thread_on) note_poll();
   if (ofi.rx_main) rx_poll(); /* fi_cq_read runs the provider's progress too */
-  else fi_cntr_read(ofi.wcntr);
+  else fi_cntr_read(ofi.t0.wcntr);
 }
 
 /* Waits for the wire back off as every wait of the runtime does (shoal_wait_backoff: at once where PEs share a CPU,
@@ -325,29 +338,30 @@ static inline void wait_backoff(shoal_wait_t *w, unsigned spins) {
 }
 
 /* Until every operation counted on c (issued: how many) completed; an operation that failed is reported once. */
-static shoal_status_t wait_cntr(struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs) {
+static shoal_status_t wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs) {
   uint64_t want = atomic_load(issued);
   shoal_status_t rc = SHOAL_OK;
   shoal_wait_t w = {0};
   for (unsigned spins = 0;; spins++) {
     uint64_t ok = fi_cntr_read(c), bad = fi_cntr_readerr(c), seen = atomic_load(errs);
-    if (bad > seen && atomic_compare_exchange_strong(errs, &seen, bad)) rc = report_cq_error(ofi.txcq);
+    if (bad > seen && atomic_compare_exchange_strong(errs, &seen, bad)) rc = report_cq_error(t->txcq);
     if (ok + bad >= want) return rc;
     if (ofi.thread_on) note_poll();
     if (ofi.rx_main && spins % WAIT_POLLS == 0) rx_poll(); /* answers to peers: a second progress call */
     wait_backoff(&w, spins);
   }
 }
-#define WAIT_W() wait_cntr(ofi.wcntr, &ofi.w_issued, &ofi.w_err)
-#define WAIT_R() wait_cntr(ofi.rcntr, &ofi.r_issued, &ofi.r_err)
+#define WAIT_W(t) wait_cntr(t, (t)->wcntr, &(t)->w_issued, &(t)->w_err)
+#define WAIT_R(t) wait_cntr(t, (t)->rcntr, &(t)->r_issued, &(t)->r_err)
 
-/* Post an operation; -FI_EAGAIN (a full transmit queue) retries after progress, backing off as a wait. */
-#define POST(routine, call)                                                                                            \
+/* Post an operation on t; -FI_EAGAIN (a full transmit queue) retries after progress, backing off as a wait. */
+#define POST(t, routine, call)                                                                                         \
   do {                                                                                                                 \
     ssize_t r_;                                                                                                        \
     shoal_wait_t w_ = {0};                                                                                             \
     for (unsigned s_ = 0; (r_ = (call)) == -FI_EAGAIN; s_++) {                                                         \
       progress_once();                                                                                                 \
+      if ((t) != &ofi.t0) fi_cntr_read((t)->wcntr); /* a context's own endpoint: its progress */                     \
       wait_backoff(&w_, s_);                                                                                           \
     }                                                                                                                  \
     if (SHOAL_UNLIKELY(r_)) return fail(routine, r_);                                                                 \
@@ -372,96 +386,97 @@ static shoal_status_t bad_call(const char *routine, int space, int pe, size_t of
              : SHOAL_ERR_INVAL;
 }
 
-static inline void mark_dirty(int pe) {
-  if (ofi.flush && !atomic_load_explicit(&ofi.dirty[pe], memory_order_relaxed)) {
-    atomic_store(&ofi.dirty[pe], 1);
-    atomic_store(&ofi.dirty_any, true);
+static inline void mark_dirty(txep_t *t, int pe) {
+  if (ofi.flush && !atomic_load_explicit(&t->dirty[pe], memory_order_relaxed)) {
+    atomic_store(&t->dirty[pe], 1);
+    atomic_store(&t->dirty_any, true);
   }
 }
 
-static shoal_status_t fence_before(bool amo, bool fallback);
-static shoal_status_t quiet_common(void);
+static shoal_status_t fence_before(txep_t *t, bool amo, bool fallback);
+static shoal_status_t quiet_common(txep_t *t);
 
 /* ---- RMA ---- */
-static shoal_status_t write_dc(const void *src, size_t n, int pe, uint64_t raddr, uint64_t key, uint64_t flags) {
+static shoal_status_t write_dc(txep_t *t, const void *src, size_t n, int pe, uint64_t raddr, uint64_t key,
+                               uint64_t flags) {
   struct iovec iov = {(void *)src, n};
   struct fi_rma_iov riov = {raddr, n, key};
   struct fi_msg_rma msg = {.msg_iov = &iov, .iov_count = 1, .addr = ofi.addr[pe], .rma_iov = &riov,
                            .rma_iov_count = 1};
-  POST("fi_writemsg", fi_writemsg(ofi.ep, &msg, flags | FI_DELIVERY_COMPLETE));
+  POST(t, "fi_writemsg", fi_writemsg(t->ep, &msg, flags | FI_DELIVERY_COMPLETE));
   return SHOAL_OK;
 }
 
-static shoal_status_t put_common(int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
+static shoal_status_t put_common(txep_t *t, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
   if (bad_target(space, pe, off, n))
     return bad_call(nbi ? "shoal_tl_ofi_put_nbi" : "shoal_tl_ofi_put", space, pe, off, n);
   if (!n) return SHOAL_OK;
   uint64_t raddr = ofi.rbase[space][pe] + off, key = ofi.rkey[space][pe];
   shoal_status_t rc;
-  if (SHOAL_UNLIKELY(ofi.fence_a) && (rc = fence_before(false, false))) return rc;
+  if (SHOAL_UNLIKELY(t->fence_a) && (rc = fence_before(t, false, false))) return rc;
   if (n <= ofi.inject_size) { /* src is free on return: nothing to wait for, even when blocking */
     if (SHOAL_LIKELY(ofi.flush))
-      POST("fi_inject_write", fi_inject_write(ofi.ep, src, n, ofi.addr[pe], raddr, key));
-    else if ((rc = write_dc(src, n, pe, raddr, key, FI_INJECT)))
+      POST(t, "fi_inject_write", fi_inject_write(t->ep, src, n, ofi.addr[pe], raddr, key));
+    else if ((rc = write_dc(t, src, n, pe, raddr, key, FI_INJECT)))
       return rc;
-    atomic_fetch_add_explicit(&ofi.w_issued, 1, memory_order_relaxed);
-    mark_dirty(pe);
+    atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+    mark_dirty(t, pe);
     return SHOAL_OK;
   }
   for (size_t done = 0; done < n;) {
     size_t len = n - done < ofi.max_msg ? n - done : ofi.max_msg;
     if (ofi.flush)
-      POST("fi_write", fi_write(ofi.ep, (const char *)src + done, len, NULL, ofi.addr[pe], raddr + done, key, NULL));
-    else if ((rc = write_dc((const char *)src + done, len, pe, raddr + done, key, 0)))
+      POST(t, "fi_write", fi_write(t->ep, (const char *)src + done, len, NULL, ofi.addr[pe], raddr + done, key, NULL));
+    else if ((rc = write_dc(t, (const char *)src + done, len, pe, raddr + done, key, 0)))
       return rc;
-    atomic_fetch_add_explicit(&ofi.w_issued, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
     done += len;
   }
-  mark_dirty(pe);
-  if (nbi) ofi.wbuf_out = true;
-  return nbi ? SHOAL_OK : WAIT_W();
+  mark_dirty(t, pe);
+  if (nbi) t->wbuf_out = true;
+  return nbi ? SHOAL_OK : WAIT_W(t);
 }
 
-static shoal_status_t get_common(int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
+static shoal_status_t get_common(txep_t *t, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
   if (bad_target(space, pe, off, n))
     return bad_call(nbi ? "shoal_tl_ofi_get_nbi" : "shoal_tl_ofi_get", space, pe, off, n);
   if (!n) return SHOAL_OK;
   uint64_t raddr = ofi.rbase[space][pe] + off, key = ofi.rkey[space][pe];
   shoal_status_t rc;
-  if (SHOAL_UNLIKELY(!ofi.flush) && (rc = WAIT_W())) /* no RMA_RAW: a get must not pass the puts before it */
+  if (SHOAL_UNLIKELY(!ofi.flush) && (rc = WAIT_W(t))) /* no RMA_RAW: a get must not pass the puts before it */
     return rc;
   for (size_t done = 0; done < n;) {
     size_t len = n - done < ofi.max_msg ? n - done : ofi.max_msg;
-    POST("fi_read", fi_read(ofi.ep, (char *)dst + done, len, NULL, ofi.addr[pe], raddr + done, key, NULL));
-    atomic_fetch_add_explicit(&ofi.r_issued, 1, memory_order_relaxed);
+    POST(t, "fi_read", fi_read(t->ep, (char *)dst + done, len, NULL, ofi.addr[pe], raddr + done, key, NULL));
+    atomic_fetch_add_explicit(&t->r_issued, 1, memory_order_relaxed);
     done += len;
   }
-  return nbi ? SHOAL_OK : WAIT_R();
+  return nbi ? SHOAL_OK : WAIT_R(t);
 }
 
-/* SHMEM_THREAD_MULTIPLE: one thread at a time issues and waits. The counters count every thread's operations, so
- * "every operation issued so far is complete" is a wait for this thread's own only while no other thread issues. */
-static pthread_mutex_t mt_lock = PTHREAD_MUTEX_INITIALIZER;
-#define MT(call)                                                                                                       \
+/* SHMEM_THREAD_MULTIPLE: one thread at a time issues and waits on an endpoint (t->lock; a private context's is
+ * its thread's alone). The counters count every thread's operations, so "every operation issued so far is
+ * complete" is a wait for this thread's own only while no other thread issues on that endpoint. */
+#define MT(t, call)                                                                                                    \
   do {                                                                                                                 \
-    if (SHOAL_LIKELY(!ofi.mt)) return call;                                                                            \
-    pthread_mutex_lock(&mt_lock);                                                                                      \
+    if (SHOAL_LIKELY(!(t)->lock)) return call;                                                                         \
+    pthread_mutex_lock(&(t)->mu);                                                                                      \
     shoal_status_t rc_ = call;                                                                                         \
-    pthread_mutex_unlock(&mt_lock);                                                                                    \
+    pthread_mutex_unlock(&(t)->mu);                                                                                    \
     return rc_;                                                                                                        \
   } while (0)
 
 static shoal_status_t tl_put(int space, int pe, size_t off, const void *src, size_t n) {
-  MT(put_common(space, pe, off, src, n, false));
+  MT(&ofi.t0, put_common(&ofi.t0, space, pe, off, src, n, false));
 }
 static shoal_status_t tl_put_nbi(int space, int pe, size_t off, const void *src, size_t n) {
-  MT(put_common(space, pe, off, src, n, true));
+  MT(&ofi.t0, put_common(&ofi.t0, space, pe, off, src, n, true));
 }
 static shoal_status_t tl_get(int space, int pe, size_t off, void *dst, size_t n) {
-  MT(get_common(space, pe, off, dst, n, false));
+  MT(&ofi.t0, get_common(&ofi.t0, space, pe, off, dst, n, false));
 }
 static shoal_status_t tl_get_nbi(int space, int pe, size_t off, void *dst, size_t n) {
-  MT(get_common(space, pe, off, dst, n, true));
+  MT(&ofi.t0, get_common(&ofi.t0, space, pe, off, dst, n, true));
 }
 
 /* ---- AMOs ---- */
@@ -508,7 +523,7 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
   return SHOAL_OK;
 }
 
-static shoal_status_t amo_common(int space, int pe, size_t off, int op, int type, const void *operand,
+static shoal_status_t amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,
                                  const void *compare, void *fetch) {
   if (SHOAL_UNLIKELY((unsigned)op >= SHOAL_TL_AMO_NOPS || (unsigned)type >= SHOAL_TL_NTYPES ||
                      !(amo_ops[op].cls & amo_types[type].cls))) {
@@ -530,7 +545,7 @@ static shoal_status_t amo_common(int space, int pe, size_t off, int op, int type
   else if (needs_operand) memcpy(&v, operand, size);
   if (kind == K_CMP) memcpy(&c, compare, size);
   shoal_status_t rc;
-  if (SHOAL_UNLIKELY(ofi.fence_w || ofi.fence_a) && (rc = fence_before(true, !ofi.native[type]))) return rc;
+  if (SHOAL_UNLIKELY(t->fence_w || t->fence_a) && (rc = fence_before(t, true, !ofi.native[type]))) return rc;
   if (!ofi.native[type]) return amo_fallback(space, pe, off, op, size, v, c, fetch);
 
   uint64_t raddr = ofi.rbase[space][pe] + off, key = ofi.rkey[space][pe];
@@ -540,27 +555,27 @@ static shoal_status_t amo_common(int space, int pe, size_t off, int op, int type
     struct fi_rma_ioc riov = {raddr, 1, key};
     struct fi_msg_atomic msg = {.msg_iov = &iov, .iov_count = 1, .addr = ofi.addr[pe], .rma_iov = &riov,
                                 .rma_iov_count = 1, .datatype = dt, .op = amo_ops[op].op};
-    POST("fi_atomic", fi_atomicmsg(ofi.ep, &msg, FI_INJECT | FI_DELIVERY_COMPLETE));
-    atomic_fetch_add_explicit(&ofi.w_issued, 1, memory_order_relaxed);
-    ofi.amo_out = true;
+    POST(t, "fi_atomic", fi_atomicmsg(t->ep, &msg, FI_INJECT | FI_DELIVERY_COMPLETE));
+    atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+    t->amo_out = true;
     return SHOAL_OK;
   }
   uint64_t old = 0;
   if (kind == K_FETCH)
-    POST("fi_fetch_atomic", fi_fetch_atomic(ofi.ep, &v, 1, NULL, &old, NULL, ofi.addr[pe], raddr, key, dt,
-                                            amo_ops[op].op, NULL));
+    POST(t, "fi_fetch_atomic", fi_fetch_atomic(t->ep, &v, 1, NULL, &old, NULL, ofi.addr[pe], raddr, key, dt,
+                                               amo_ops[op].op, NULL));
   else
-    POST("fi_compare_atomic", fi_compare_atomic(ofi.ep, &v, 1, NULL, &c, NULL, &old, NULL, ofi.addr[pe], raddr, key,
-                                                dt, FI_CSWAP, NULL));
-  atomic_fetch_add_explicit(&ofi.r_issued, 1, memory_order_relaxed);
-  rc = WAIT_R();
+    POST(t, "fi_compare_atomic", fi_compare_atomic(t->ep, &v, 1, NULL, &c, NULL, &old, NULL, ofi.addr[pe], raddr,
+                                                   key, dt, FI_CSWAP, NULL));
+  atomic_fetch_add_explicit(&t->r_issued, 1, memory_order_relaxed);
+  rc = WAIT_R(t);
   if (!rc) memcpy(fetch, &old, size);
   return rc;
 }
 
 static shoal_status_t tl_amo(int space, int pe, size_t off, int op, int type, const void *operand,
                              const void *compare, void *fetch) {
-  MT(amo_common(space, pe, off, op, type, operand, compare, fetch));
+  MT(&ofi.t0, amo_common(&ofi.t0, space, pe, off, op, type, operand, compare, fetch));
 }
 
 /* A flag store after what this PE issued to pe. Where writes are ordered (lazy_fence: RMA_WAW, and RMA_RAW so that
@@ -578,53 +593,56 @@ static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
     return SHOAL_ERR_INVAL;
   }
   shoal_status_t rc;
+  txep_t *t = &ofi.t0;
   if (SHOAL_UNLIKELY(!ofi.lazy_fence || sizeof v > ofi.inject_size)) {
-    if ((rc = quiet_common())) return rc;
-    return amo_common(space, pe, off, SHOAL_TL_AMO_SET, SHOAL_TL_UINT64, &v, NULL, NULL);
+    if ((rc = quiet_common(t))) return rc;
+    return amo_common(t, space, pe, off, SHOAL_TL_AMO_SET, SHOAL_TL_UINT64, &v, NULL, NULL);
   }
-  if (ofi.amo_out || ofi.wbuf_out) { /* writes are locally complete once counted: AMOs delivered, sources free */
-    if ((rc = WAIT_W())) return rc;
-    ofi.amo_out = ofi.fence_a = ofi.wbuf_out = false;
+  if (t->amo_out || t->wbuf_out) { /* writes are locally complete once counted: AMOs delivered, sources free */
+    if ((rc = WAIT_W(t))) return rc;
+    t->amo_out = t->fence_a = t->wbuf_out = false;
   }
-  POST("fi_inject_write", fi_inject_write(ofi.ep, &v, sizeof v, ofi.addr[pe], ofi.rbase[space][pe] + off,
-                                          ofi.rkey[space][pe]));
-  atomic_fetch_add_explicit(&ofi.w_issued, 1, memory_order_relaxed);
+  POST(t, "fi_inject_write", fi_inject_write(t->ep, &v, sizeof v, ofi.addr[pe], ofi.rbase[space][pe] + off,
+                                             ofi.rkey[space][pe]));
+  atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
   return SHOAL_OK;
 }
-static shoal_status_t tl_signal(int space, int pe, size_t off, uint64_t v) { MT(signal_common(space, pe, off, v)); }
+static shoal_status_t tl_signal(int space, int pe, size_t off, uint64_t v) {
+  MT(&ofi.t0, signal_common(space, pe, off, v));
+}
 
 /* ---- completion ---- */
-static shoal_status_t quiet_common(void) {
+static shoal_status_t quiet_common(txep_t *t) {
   if (SHOAL_UNLIKELY(!ofi.up)) return bad_call("shoal_tl_ofi_quiet", 0, 0, 0, 0);
-  if (ofi.flush && atomic_exchange(&ofi.dirty_any, false)) {
+  if (ofi.flush && atomic_exchange(&t->dirty_any, false)) {
     for (int p = 0; p < ofi.npes; p++) {
-      if (!atomic_load_explicit(&ofi.dirty[p], memory_order_relaxed) || !atomic_exchange(&ofi.dirty[p], 0)) continue;
+      if (!atomic_load_explicit(&t->dirty[p], memory_order_relaxed) || !atomic_exchange(&t->dirty[p], 0)) continue;
       int s = 0;
       while (s < SHOAL_SPACE_MAX && !ofi.rlen[s][p]) s++;
-      POST("fi_read", fi_read(ofi.ep, &ofi.flush_byte[p % SHOAL_CACHELINE], 1, NULL, ofi.addr[p], ofi.rbase[s][p],
-                              ofi.rkey[s][p], NULL));
-      atomic_fetch_add_explicit(&ofi.r_issued, 1, memory_order_relaxed);
+      POST(t, "fi_read", fi_read(t->ep, &t->flush_byte[p % SHOAL_CACHELINE], 1, NULL, ofi.addr[p], ofi.rbase[s][p],
+                                 ofi.rkey[s][p], NULL));
+      atomic_fetch_add_explicit(&t->r_issued, 1, memory_order_relaxed);
     }
   }
-  shoal_status_t rw = WAIT_W(), rr = WAIT_R();
-  if (!rw && !rr) ofi.amo_out = ofi.fence_w = ofi.fence_a = ofi.wbuf_out = false;
+  shoal_status_t rw = WAIT_W(t), rr = WAIT_R(t);
+  if (!rw && !rr) t->amo_out = t->fence_w = t->fence_a = t->wbuf_out = false;
   return rw ? rw : rr;
 }
 
 /* A pending fence, before an operation of the kind that it must follow: a put follows the puts before the fence on
  * its own (FI_ORDER_RMA_WAW) but the AMOs only once they completed; an AMO follows the AMOs (FI_ORDER_ATOMIC_WAW and
  * _RAW) but the puts only after a quiet's flush. The fallback's messages have no order against either. */
-static shoal_status_t fence_before(bool amo, bool fallback) {
-  if (amo && (ofi.fence_w || (fallback && ofi.fence_a))) return quiet_common();
-  if (!amo && ofi.fence_a) {
-    shoal_status_t rc = WAIT_W();
-    if (!rc) ofi.fence_a = ofi.amo_out = ofi.wbuf_out = false;
+static shoal_status_t fence_before(txep_t *t, bool amo, bool fallback) {
+  if (amo && (t->fence_w || (fallback && t->fence_a))) return quiet_common(t);
+  if (!amo && t->fence_a) {
+    shoal_status_t rc = WAIT_W(t);
+    if (!rc) t->fence_a = t->amo_out = t->wbuf_out = false;
     return rc;
   }
   return SHOAL_OK;
 }
 
-static shoal_status_t tl_quiet(void) { MT(quiet_common()); }
+static shoal_status_t tl_quiet(void) { MT(&ofi.t0, quiet_common(&ofi.t0)); }
 /* A counter read runs the provider's progress (rxm/tcp: one epoll_wait(0) over the endpoint's sockets). */
 static void tl_progress(void) {
   if (SHOAL_LIKELY(ofi.up)) progress_once();
@@ -634,14 +652,14 @@ static void tl_progress(void) {
  * (lazy_fence), a fence only notes what was issued before it, and the next put or AMO waits for what it must
  * follow (fence_before): a put, fence, put (a ping-pong's data and flag) costs no round trip. Otherwise, and
  * without RMA_RAW, fence is a quiet; either costs nothing when nothing is outstanding. */
-static shoal_status_t fence_common(void) {
-  if (!ofi.lazy_fence) return quiet_common();
+static shoal_status_t fence_common(txep_t *t) {
+  if (!ofi.lazy_fence) return quiet_common(t);
   if (SHOAL_UNLIKELY(!ofi.up)) return bad_call("shoal_tl_ofi_fence", 0, 0, 0, 0);
-  if (atomic_load_explicit(&ofi.dirty_any, memory_order_relaxed)) ofi.fence_w = true;
-  if (ofi.amo_out) ofi.fence_a = true;
+  if (atomic_load_explicit(&t->dirty_any, memory_order_relaxed)) t->fence_w = true;
+  if (t->amo_out) t->fence_a = true;
   return SHOAL_OK;
 }
-static shoal_status_t tl_fence(void) { MT(fence_common()); }
+static shoal_status_t tl_fence(void) { MT(&ofi.t0, fence_common(&ofi.t0)); }
 
 /* ---- registration, init, fini ---- */
 static shoal_status_t tl_reg(int space, void *base, size_t len, int gpu_kind, int gpu_dev) {
@@ -738,6 +756,7 @@ static void close_fid(void *fidp) {
 }
 
 static void tl_fini(void);
+static void tx_close(txep_t *t);
 
 /* Atomics: per type, native when fi_query_atomic accepts every op the spec has on it. */
 static void query_atomics(void) {
@@ -872,7 +891,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   struct fi_av_attr ava = {.type = info->domain_attr->av_type, .count = (size_t)ofi.npes};
   if ((ret = fi_av_open(ofi.domain, &ava, &ofi.av, NULL))) { rc = open_fail("fi_av_open", ret); goto fail; }
   struct fi_cq_attr txa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
-  if ((ret = fi_cq_open(ofi.domain, &txa, &ofi.txcq, NULL))) { rc = open_fail("fi_cq_open", ret); goto fail; }
+  if ((ret = fi_cq_open(ofi.domain, &txa, &ofi.t0.txcq, NULL))) { rc = open_fail("fi_cq_open", ret); goto fail; }
   /* The receive CQ gets a wait object for the progress thread; a provider without one runs without that thread. */
   struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_FD};
   bool can_wait = true;
@@ -888,17 +907,20 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
     ofi.wait_fd = -1; /* fi_cq_sread still works */
   }
   struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
-  if ((ret = fi_cntr_open(ofi.domain, &ca, &ofi.wcntr, NULL))) { rc = open_fail("fi_cntr_open", ret); goto fail; }
-  if ((ret = fi_cntr_open(ofi.domain, &ca, &ofi.rcntr, NULL))) { rc = open_fail("fi_cntr_open", ret); goto fail; }
+  if ((ret = fi_cntr_open(ofi.domain, &ca, &ofi.t0.wcntr, NULL))) { rc = open_fail("fi_cntr_open", ret); goto fail; }
+  if ((ret = fi_cntr_open(ofi.domain, &ca, &ofi.t0.rcntr, NULL))) { rc = open_fail("fi_cntr_open", ret); goto fail; }
   if ((ret = fi_endpoint(ofi.domain, info, &ofi.ep, NULL))) { rc = open_fail("fi_endpoint", ret); goto fail; }
   if ((ret = fi_ep_bind(ofi.ep, &ofi.av->fid, 0)) ||
-      (ret = fi_ep_bind(ofi.ep, &ofi.txcq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION)) ||
-      (ret = fi_ep_bind(ofi.ep, &ofi.rxcq->fid, FI_RECV)) || (ret = fi_ep_bind(ofi.ep, &ofi.wcntr->fid, FI_WRITE)) ||
-      (ret = fi_ep_bind(ofi.ep, &ofi.rcntr->fid, FI_READ))) {
+      (ret = fi_ep_bind(ofi.ep, &ofi.t0.txcq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION)) ||
+      (ret = fi_ep_bind(ofi.ep, &ofi.rxcq->fid, FI_RECV)) || (ret = fi_ep_bind(ofi.ep, &ofi.t0.wcntr->fid, FI_WRITE)) ||
+      (ret = fi_ep_bind(ofi.ep, &ofi.t0.rcntr->fid, FI_READ))) {
     rc = open_fail("fi_ep_bind", ret);
     goto fail;
   }
   if ((ret = fi_enable(ofi.ep))) { rc = open_fail("fi_enable", ret); goto fail; }
+  ofi.t0.ep = ofi.ep;
+  ofi.t0.lock = ofi.mt;
+  pthread_mutex_init(&ofi.t0.mu, NULL);
 
   wire_t w = {.addrlen = ADDR_MAX};
   snprintf(w.prov, sizeof w.prov, "%s", info->fabric_attr->prov_name);
@@ -933,7 +955,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
 
   all = malloc((size_t)ofi.npes * sizeof *all);
   ofi.addr = calloc((size_t)ofi.npes, sizeof *ofi.addr);
-  ofi.dirty = calloc((size_t)ofi.npes, sizeof *ofi.dirty);
+  ofi.t0.dirty = calloc((size_t)ofi.npes, sizeof *ofi.t0.dirty);
   names = malloc((size_t)ofi.npes * alen);
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) {
     ofi.rbase[s] = calloc((size_t)ofi.npes, sizeof(uint64_t));
@@ -941,7 +963,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
     ofi.rlen[s] = calloc((size_t)ofi.npes, sizeof(uint64_t));
     if (!ofi.rbase[s] || !ofi.rkey[s] || !ofi.rlen[s]) all = NULL;
   }
-  if (!all || !ofi.addr || !ofi.dirty || !names) {
+  if (!all || !ofi.addr || !ofi.t0.dirty || !names) {
     rc = SHOAL_ERR_NOMEM;
     goto fail;
   }
@@ -1029,19 +1051,21 @@ static void tl_fini(void) {
     pthread_join(ofi.thread, NULL);
     ofi.thread_on = false;
   }
+  /* Contexts the program never destroyed: their endpoints hold the domain open. */
+  while (ofi.txs.next && ofi.txs.next != &ofi.txs) tx_close(ofi.txs.next);
   /* Endpoint first (it cancels the posted receives), then what it was bound to. */
   close_fid(&ofi.ep);
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) close_fid(&ofi.reg[s].mr);
   close_fid(&ofi.av);
-  close_fid(&ofi.wcntr);
-  close_fid(&ofi.rcntr);
-  close_fid(&ofi.txcq);
+  close_fid(&ofi.t0.wcntr);
+  close_fid(&ofi.t0.rcntr);
+  close_fid(&ofi.t0.txcq);
   close_fid(&ofi.rxcq);
   close_fid(&ofi.domain);
   close_fid(&ofi.fabric);
   fi_freeinfo(ofi.info);
   free(ofi.addr);
-  free((void *)ofi.dirty);
+  free((void *)ofi.t0.dirty);
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) free(ofi.rbase[s]), free(ofi.rkey[s]), free(ofi.rlen[s]);
   memset(&ofi, 0, sizeof ofi);
 }
@@ -1056,13 +1080,108 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .virt_addr = ofi.info && (ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR),
                                .hmem = ofi.hmem, .native_types = n, .inject_size = ofi.inject_size,
                                .thread_progress = atomic_load(&ofi.thread_progress),
-                               .thread_holds = atomic_load(&ofi.thread_holds), .writes = atomic_load(&ofi.w_issued),
-                               .reads = atomic_load(&ofi.r_issued),
+                               .thread_holds = atomic_load(&ofi.thread_holds), .writes = atomic_load(&ofi.t0.w_issued),
+                               .reads = atomic_load(&ofi.t0.r_issued), .ctx_endpoints = atomic_load(&ofi.ntx),
                                .ordered_signal = ofi.lazy_fence && ofi.inject_size >= sizeof(uint64_t)};
+}
+
+/* ---- contexts: an endpoint each (spec 9.4; SOS gives each context a transmit context of its own) ----
+ * It only issues: it shares the domain, the address vector and the memory keys (registered on the domain; a provider
+ * with FI_MR_ENDPOINT binds them to the main endpoint, which is the only one that is ever a target) and has its own
+ * transmit CQ and counters, so that its quiet waits for its own operations and a private context takes no lock.
+ * Fallback AMOs still go through the main endpoint (their answers land there); fence_before orders them. */
+static pthread_mutex_t txs_mu = PTHREAD_MUTEX_INITIALIZER;
+static void tx_close(txep_t *t) {
+  pthread_mutex_lock(&txs_mu);
+  if (t->next) {
+    t->prev->next = t->next, t->next->prev = t->prev;
+    atomic_fetch_sub(&ofi.ntx, 1);
+  }
+  pthread_mutex_unlock(&txs_mu);
+  close_fid(&t->ep);
+  close_fid(&t->wcntr);
+  close_fid(&t->rcntr);
+  close_fid(&t->txcq);
+  free((void *)t->dirty);
+  pthread_mutex_destroy(&t->mu);
+  free(t);
+}
+
+static shoal_status_t tl_ctx_create(bool shared, void **out) {
+  *out = NULL;
+  if (SHOAL_UNLIKELY(!ofi.up)) return bad_call("shoal_tl_ofi_ctx_create", 0, 0, 0, 0);
+  txep_t *t = calloc(1, sizeof *t);
+  if (!t) return SHOAL_ERR_NOMEM;
+  pthread_mutex_init(&t->mu, NULL);
+  t->lock = ofi.mt && shared;
+  int ret = 0;
+  const char *what = "calloc";
+  struct fi_cq_attr txa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
+  struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+  if (!(t->dirty = calloc((size_t)ofi.npes, sizeof *t->dirty))) goto fail;
+  if ((ret = fi_cq_open(ofi.domain, &txa, &t->txcq, NULL)) || (ret = fi_cntr_open(ofi.domain, &ca, &t->wcntr, NULL)) ||
+      (ret = fi_cntr_open(ofi.domain, &ca, &t->rcntr, NULL))) {
+    what = "fi_cq_open";
+    goto fail;
+  }
+  what = "fi_endpoint";
+  if ((ret = fi_endpoint(ofi.domain, ofi.info, &t->ep, NULL))) goto fail;
+  what = "fi_ep_bind";
+  if ((ret = fi_ep_bind(t->ep, &ofi.av->fid, 0)) ||
+      /* receive side too: rxm refuses an endpoint without one; nothing is posted there, nothing arrives */
+      (ret = fi_ep_bind(t->ep, &t->txcq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) ||
+      (ret = fi_ep_bind(t->ep, &t->wcntr->fid, FI_WRITE)) || (ret = fi_ep_bind(t->ep, &t->rcntr->fid, FI_READ)))
+    goto fail;
+  what = "fi_enable";
+  if ((ret = fi_enable(t->ep))) goto fail;
+  pthread_mutex_lock(&txs_mu);
+  if (!ofi.txs.next) ofi.txs.next = ofi.txs.prev = &ofi.txs;
+  t->next = &ofi.txs, t->prev = ofi.txs.prev;
+  ofi.txs.prev->next = t, ofi.txs.prev = t;
+  atomic_fetch_add(&ofi.ntx, 1);
+  pthread_mutex_unlock(&txs_mu);
+  *out = t;
+  return SHOAL_OK;
+fail:
+  /* Not fatal: the context shares the main endpoint instead (correct, only not separate). */
+  SHOAL_DEBUG(SHOAL_SUB_OFI, "%s: %s: the context shares the main endpoint", what,
+              ret ? fi_strerror(-ret) : "no memory");
+  tx_close(t);
+  return ret ? SHOAL_ERR_IO : SHOAL_ERR_NOMEM;
+}
+
+static void tl_ctx_destroy(void *h) {
+  txep_t *t = h;
+  if (!t) return;
+  if (ofi.up) quiet_common(t); /* shmem_ctx_destroy quiets first; this only drains what a failure left */
+  tx_close(t);
+}
+static shoal_status_t tl_put_ctx(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
+  txep_t *t = h ? h : &ofi.t0;
+  MT(t, put_common(t, space, pe, off, src, n, nbi));
+}
+static shoal_status_t tl_get_ctx(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
+  txep_t *t = h ? h : &ofi.t0;
+  MT(t, get_common(t, space, pe, off, dst, n, nbi));
+}
+static shoal_status_t tl_amo_ctx(void *h, int space, int pe, size_t off, int op, int type, const void *operand,
+                                 const void *compare, void *fetch) {
+  txep_t *t = h ? h : &ofi.t0;
+  MT(t, amo_common(t, space, pe, off, op, type, operand, compare, fetch));
+}
+static shoal_status_t tl_quiet_ctx(void *h) {
+  txep_t *t = h ? h : &ofi.t0;
+  MT(t, quiet_common(t));
+}
+static shoal_status_t tl_fence_ctx(void *h) {
+  txep_t *t = h ? h : &ofi.t0;
+  MT(t, fence_common(t));
 }
 
 const shoal_tl_ops_t shoal_tl_ofi_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "ofi", .init = tl_init, .reg = tl_reg, .put = tl_put, .get = tl_get,
   .put_nbi = tl_put_nbi, .get_nbi = tl_get_nbi, .amo = tl_amo, .signal = tl_signal, .quiet = tl_quiet,
-  .fence = tl_fence, .progress = tl_progress, .fini = tl_fini,
+  .fence = tl_fence, .progress = tl_progress, .fini = tl_fini, .ctx_create = tl_ctx_create,
+  .ctx_destroy = tl_ctx_destroy, .put_ctx = tl_put_ctx, .get_ctx = tl_get_ctx, .amo_ctx = tl_amo_ctx,
+  .quiet_ctx = tl_quiet_ctx, .fence_ctx = tl_fence_ctx,
 };

@@ -101,9 +101,39 @@ static shoal_status_t shm_reg(int space, void *base, size_t len, int gpu_kind, i
 }
 static void shm_fini(void) {}
 static void shm_progress(void) {}
+/* Every shm operation completes before it returns: a context needs nothing of its own here. */
+static shoal_status_t shm_ctx_create(bool shared, void **tx) {
+  (void)shared;
+  *tx = NULL;
+  return SHOAL_ERR_NOSYS;
+}
+static void shm_ctx_destroy(void *tx) { (void)tx; }
+static shoal_status_t shm_put_ctx(void *tx, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
+  (void)tx, (void)nbi;
+  return shm_put(space, pe, off, src, n);
+}
+static shoal_status_t shm_get_ctx(void *tx, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
+  (void)tx, (void)nbi;
+  return shm_get(space, pe, off, dst, n);
+}
+static shoal_status_t shm_amo_ctx(void *tx, int space, int pe, size_t off, int op, int type, const void *operand,
+                                  const void *compare, void *fetch) {
+  (void)tx;
+  return shm_amo(space, pe, off, op, type, operand, compare, fetch);
+}
+static shoal_status_t shm_quiet_ctx(void *tx) {
+  (void)tx;
+  return shm_quiet();
+}
+static shoal_status_t shm_fence_ctx(void *tx) {
+  (void)tx;
+  return shm_fence();
+}
 
 const shoal_tl_ops_t shoal_tl_shm_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "shm", .init = shm_init, .reg = shm_reg, .put = shm_put, .get = shm_get,
   .put_nbi = shm_put, .get_nbi = shm_get, .amo = shm_amo, .signal = shm_signal, .quiet = shm_quiet, .fence = shm_fence,
-  .progress = shm_progress, .fini = shm_fini,
+  .progress = shm_progress, .fini = shm_fini, .ctx_create = shm_ctx_create, .ctx_destroy = shm_ctx_destroy,
+  .put_ctx = shm_put_ctx, .get_ctx = shm_get_ctx, .amo_ctx = shm_amo_ctx, .quiet_ctx = shm_quiet_ctx,
+  .fence_ctx = shm_fence_ctx,
 };

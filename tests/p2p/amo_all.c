@@ -29,8 +29,10 @@ static shmem_ctx_t ctx;
         shmem_##N##_atomic_inc(&v[0], pe);                                                                             \
         T b = shmem_##N##_atomic_fetch_inc(&v[0], pe);                                                                 \
         shmem_ctx_##N##_atomic_add(ctx, &v[0], 3, pe);                                                                 \
+        shmem_ctx_quiet(ctx); /* two contexts: ordered by quiet only (spec 9.4, 9.11) */                               \
         T c = shmem_atomic_fetch_add(&v[0], (T)4, pe);                                                                 \
         shmem_atomic_add(ctx, &v[0], (T)5, pe);                                                                        \
+        shmem_ctx_quiet(ctx);                                                                                          \
         T f1 = (T)-1, f2 = (T)-1, f3 = (T)-1;                                                                          \
         shmem_##N##_atomic_fetch_add_nbi(&f1, &v[0], 6, pe);                                                           \
         shmem_ctx_##N##_atomic_fetch_inc_nbi(ctx, &f2, &v[0], pe);                                                     \
@@ -113,6 +115,7 @@ SHOAL_AMO_STD_TYPES(DEF_STD)
         /* slot 1: concurrent set and fetch: only whole values ever seen */                                            \
         if (i % 2) shmem_##N##_atomic_set(&v[1], tok, pe);                                                             \
         else shmem_atomic_set(ctx, &v[1], tok, pe);                                                                    \
+        shmem_ctx_quiet(ctx);                                                                                          \
         T f = (T)-1, g = (T)-1, h = (T)-1;                                                                             \
         f = shmem_##N##_atomic_fetch(&v[1], pe);                                                                       \
         g = shmem_atomic_fetch(ctx, &v[1], pe);                                                                        \
@@ -159,6 +162,7 @@ SHOAL_AMO_EXT_TYPES(DEF_EXT)
           shmem_ctx_##N##_atomic_or(ctx, &v[0], b, pe);                                                                \
           shmem_##N##_atomic_and(&v[1], (T)~b, pe);                                                                    \
           shmem_atomic_xor(ctx, &v[2], b, pe);                                                                         \
+          shmem_quiet(), shmem_ctx_quiet(ctx); /* two contexts: ordered by quiet only */                               \
           o0 = shmem_atomic_fetch_or(&v[0], (T)0, pe);                                                                 \
           o1 = shmem_atomic_fetch_and(ctx, &v[1], (T)~(T)0, pe);                                                       \
           o2 = b ^ shmem_atomic_fetch_xor(&v[2], (T)0, pe);                                                            \
@@ -173,6 +177,7 @@ SHOAL_AMO_EXT_TYPES(DEF_EXT)
           shmem_atomic_or(&v[0], b, pe);                                                                               \
           shmem_atomic_and(&v[1], (T)~b, pe);                                                                          \
           shmem_ctx_##N##_atomic_xor(ctx, &v[2], b, pe);                                                               \
+          shmem_quiet();                                                                                               \
           shmem_atomic_fetch_or_nbi(ctx, &o0, &v[0], (T)0, pe);                                                        \
           shmem_atomic_fetch_and_nbi(&o1, &v[1], (T)~(T)0, pe);                                                        \
           shmem_atomic_fetch_xor_nbi(ctx, &o2, &v[2], (T)0, pe);                                                       \
@@ -223,6 +228,7 @@ static void statics(void) {
       CHECK(old == 0 || (old >= 1 && old <= TOKEN(npes - 1, ITER - 1)), "static double swap returned %g", old);
     }
   }
+  shmem_ctx_quiet(ctx); /* barrier_all completes the default context's operations only */
   shmem_barrier_all();
   CHECK(g_long == 2L * npes * ITER, "static long: %ld", g_long);
   CHECK(g_uint == (unsigned)(npes * ITER), "static uint: %u", g_uint);

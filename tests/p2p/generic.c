@@ -10,6 +10,7 @@ static int me, npes;
     int pe = (me + 1) % npes, from = (me + npes - 1) % npes;                                                           \
     shmem_atomic_set(d, (T)5, pe);                                                                                     \
     shmem_atomic_set(ctx, d + 1, (T)1, pe);                                                                            \
+    shmem_ctx_quiet(ctx); /* barrier_all completes the default context's operations only */                            \
     shmem_barrier_all();                                                                                               \
     CHECK(shmem_atomic_fetch(d, from) == (T)5 && shmem_atomic_fetch(ctx, d + 1, from) == (T)1, #T " set/fetch");       \
     shmem_barrier_all();                                                                                               \
@@ -35,10 +36,12 @@ static int me, npes;
     CHECK(shmem_atomic_fetch_inc(d, pe) == (T)10 && shmem_atomic_fetch_inc(ctx, d, pe) == (T)11, #T " finc");          \
     shmem_atomic_inc(d, pe);                                                                                           \
     shmem_atomic_inc(ctx, d, pe);                                                                                      \
+    shmem_quiet(), shmem_ctx_quiet(ctx); /* two contexts: ordered by quiet only (spec 9.4, 9.11) */                    \
     CHECK(shmem_atomic_fetch_add(d, (T)2, pe) == (T)14 && shmem_atomic_fetch_add(ctx, d, (T)3, pe) == (T)16,           \
           #T " fadd");                                                                                                 \
     shmem_atomic_add(d, (T)4, pe);                                                                                     \
     shmem_atomic_add(ctx, d, (T)5, pe); /* 28 */                                                                       \
+    shmem_quiet(), shmem_ctx_quiet(ctx);                                                                               \
     shmem_atomic_compare_swap_nbi(&f, d, (T)28, (T)30, pe);                                                            \
     CHECK(f == (T)28, #T " cswap_nbi");                                                                                \
     shmem_atomic_compare_swap_nbi(ctx, &f, d, (T)30, (T)31, pe);                                                       \
@@ -66,11 +69,17 @@ static int me, npes;
     CHECK(shmem_atomic_fetch_xor(d, (T)0x01, pe) == (T)0x1c && shmem_atomic_fetch_xor(ctx, d, (T)0x03, pe) == (T)0x1d, \
           #T " xor");                                                                                                  \
     shmem_atomic_or(d, (T)0x100, pe);                                                                                  \
+    shmem_quiet();                                                                                                     \
     shmem_atomic_or(ctx, d, (T)0x200, pe);                                                                             \
+    shmem_ctx_quiet(ctx);                                                                                              \
     shmem_atomic_and(d, (T)0x3ff, pe);                                                                                 \
+    shmem_quiet();                                                                                                     \
     shmem_atomic_and(ctx, d, (T)0x30f, pe);                                                                            \
+    shmem_ctx_quiet(ctx);                                                                                              \
     shmem_atomic_xor(d, (T)0x1, pe);                                                                                   \
+    shmem_quiet();                                                                                                     \
     shmem_atomic_xor(ctx, d, (T)0x2, pe); /* 0x31e & 0x30f = 0x30e, ^ 3 = 0x30d */                                     \
+    shmem_ctx_quiet(ctx);                                                                                              \
     shmem_atomic_fetch_or_nbi(&f, d, (T)0, pe);                                                                        \
     CHECK(f == (T)0x30d, #T " fetch_or_nbi %llx", (unsigned long long)f);                                              \
     shmem_atomic_fetch_or_nbi(ctx, &f, d, (T)0x1000, pe);                                                              \
@@ -124,6 +133,7 @@ int main(void) {
   CHECK(shmem_signal_fetch(&sig) == 2, "two SIGNAL_ADDs of 1");
   shmem_barrier_all();
   shmem_put_signal(ctx, &sflags[me], &sflags[me], 0, &sig, 3, SHMEM_SIGNAL_SET, next); /* 0 elements: signal only */
+  shmem_ctx_quiet(ctx); /* the set before the add below: two contexts are ordered by quiet only (spec 9.4) */
   shmem_put_signal_nbi((float *)NULL, (const float *)NULL, 0, &sig, 4, SHMEM_SIGNAL_ADD, next);
   CHECK(shmem_signal_wait_until(&sig, SHMEM_CMP_EQ, 7) == 7, "signal only");
   for (int p = 0; p < npes && p < 4; p++) {

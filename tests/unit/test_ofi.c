@@ -6,7 +6,8 @@
  * 4 MiB on a ring, every byte checked and the bytes around poisoned; put_nbi/get_nbi batches completed by quiet;
  * puts seen by a PE that makes no libfabric call (the progress thread); every AMO op on every type of spec 9.8 under
  * contention (sums, swap chains whose values must each come out once, compare_swap with one owner, CAS loops,
- * bitwise masks); fence ordering of data before a flag (put and AMO flags); and fini leaves no descriptor or thread.
+ * bitwise masks); fence ordering of data before a flag (put and AMO flags); contexts with endpoints of their own
+ * (test_ctx); and fini leaves no descriptor or thread.
  * The AMO and ordering parts run twice: with the provider's native atomics, and with the message fallback and
  * delivery-complete writes forced. An idle PE must use no CPU (no spinning progress thread).
  *
@@ -598,6 +599,71 @@ static void test_signal(void) {
   free(src);
 }
 
+/* Contexts with endpoints of their own (spec 9.4): puts, gets, AMOs and a fenced flag on two context endpoints
+ * (one shared, one private) arrive and read right; none of them is counted on the default endpoint (its write and
+ * read counts stay as they were); the count of open context endpoints follows create and destroy; a third is left
+ * open for fini to close (run_life's fd count). */
+static void test_ctx(void) {
+  int right = (me + 1) % np, left = (me + np - 1) % np;
+  void *a = NULL, *b = NULL, *c = NULL;
+  OK(tl->ctx_create(true, &a));
+  OK(tl->ctx_create(false, &b));
+  CHECK(a && b && a != b, "ctx_create: handles %p, %p", a, b);
+  if (!a || !b) return;
+  shoal_tl_ofi_info_t i0, i1;
+  shoal_tl_ofi_query(&i0);
+  CHECK(i0.ctx_endpoints == 2, "%d context endpoints open, want 2", i0.ctx_endpoints);
+  size_t big = 256 * 1024, total = 64 * 40 + big;
+  unsigned char *src = malloc(total), *dst = malloc(big);
+  for (size_t i = 0; i < total; i++) src[i] = pat(me, 55, i);
+  memset(heap + RMA_OFF, 0, total + 8);
+  for (size_t i = 0; i < big; i++) heap[GET_OFF + i] = (char)pat(me, 66, i);
+  *(volatile int64_t *)(heap + FEN_OFF + 16) = 0;
+  barrier();
+  /* a: small (inject) puts and one large, then fence and a flag; b: a get and a fetch_add */
+  for (int k = 0; k < 64; k++) OK(tl->put_ctx(a, SHOAL_SPACE_HEAP, right, RMA_OFF + (size_t)k * 40, src + k * 40, 40, true));
+  OK(tl->put_ctx(a, SHOAL_SPACE_HEAP, right, RMA_OFF + 64 * 40, src + 64 * 40, big, true));
+  OK(tl->fence_ctx(a));
+  int64_t one = 1, old = -1;
+  OK(tl->put_ctx(a, SHOAL_SPACE_HEAP, right, RMA_OFF + total, &one, sizeof one, false));
+  memset(dst, 0, big);
+  OK(tl->get_ctx(b, SHOAL_SPACE_HEAP, left, GET_OFF, dst, big, false));
+  OK(tl->amo_ctx(b, SHOAL_SPACE_HEAP, 0, FEN_OFF + 16, SHOAL_TL_AMO_FETCH_ADD, SHOAL_TL_INT64, &(int64_t){me + 1},
+                 NULL, &old));
+  CHECK(old >= 0 && old <= (int64_t)np * (np + 1) / 2 - (me + 1), "ctx fetch_add: old value %lld", (long long)old);
+  shoal_tl_ofi_query(&i1);
+  CHECK(i1.writes == i0.writes && i1.reads == i0.reads,
+        "context operations counted on the default endpoint: writes %llu -> %llu, reads %llu -> %llu",
+        (unsigned long long)i0.writes, (unsigned long long)i1.writes, (unsigned long long)i0.reads,
+        (unsigned long long)i1.reads);
+  size_t bad = SIZE_MAX;
+  for (size_t i = 0; i < big && bad == SIZE_MAX; i++)
+    if (dst[i] != pat(left, 66, i)) bad = i;
+  CHECK(bad == SIZE_MAX, "ctx get from PE %d: byte %zu wrong", left, bad);
+  /* the flag from the left neighbour: the data before it (fence on a) */
+  volatile int64_t *flag = (volatile int64_t *)(heap + RMA_OFF + total);
+  double t0 = now();
+  while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 1 && now() - t0 < 20) tl->progress();
+  for (size_t i = 0; i < total && bad == SIZE_MAX; i++)
+    if ((unsigned char)heap[RMA_OFF + i] != pat(left, 55, i)) bad = i;
+  CHECK(*flag == 1 && bad == SIZE_MAX, "ctx fence: flag %lld, byte %zu of the data before it wrong", (long long)*flag,
+        bad);
+  OK(tl->quiet_ctx(a));
+  OK(tl->quiet_ctx(b));
+  barrier();
+  if (me == 0)
+    CHECK(*(volatile int64_t *)(heap + FEN_OFF + 16) == (int64_t)np * (np + 1) / 2, "ctx fetch_add: sum %lld, want %d",
+          (long long)*(volatile int64_t *)(heap + FEN_OFF + 16), np * (np + 1) / 2);
+  tl->ctx_destroy(a);
+  tl->ctx_destroy(b);
+  OK(tl->ctx_create(true, &c)); /* left for fini */
+  shoal_tl_ofi_query(&i1);
+  CHECK(i1.ctx_endpoints == 1, "%d context endpoints open after two destroys and a create, want 1", i1.ctx_endpoints);
+  barrier();
+  free(src);
+  free(dst);
+}
+
 /* One whole life of the transport on one PE: init, every test, fini; fds and threads as before. */
 static void run_life(unsigned force) {
   int fds0 = count_dir("/proc/self/fd"), threads0 = count_dir("/proc/self/task");
@@ -629,6 +695,7 @@ static void run_life(unsigned force) {
   test_amo();
   test_fence();
   test_signal();
+  test_ctx();
   barrier(); /* nobody reads our memory any more */
   tl->fini();
   int fds1 = count_dir("/proc/self/fd"), threads1 = count_dir("/proc/self/task");
