@@ -244,6 +244,14 @@ void shoal_coll_scratch_drain(shoal_team_t *t);
 /* Tests (test_hier): nanoseconds (0 to 999999999) a member of a hier team sleeps before it copies out of its
  * leader's half, to widen the window that shoal_coll_scratch_drain closes. 0 (the default): never. */
 extern long shoal_coll_test_copyout_delay_ns;
+/* A scratch round through the leaders (fcollect_hier, alltoall_hier), round value v. A member: its piece is in its
+ * leader l's half; tell l and wait for l's release (then the half holds every node's runs). A leader, in two calls
+ * around its puts to the other leaders: shoal_coll_hier_gathered waits until every member's piece is in its half;
+ * shoal_coll_hier_exchanged signals the other leaders (after those puts), waits for theirs and releases its
+ * members. */
+void shoal_coll_hier_member(shoal_team_t *t, int l, uint64_t v);
+void shoal_coll_hier_gathered(shoal_team_t *t, uint64_t v);
+void shoal_coll_hier_exchanged(shoal_team_t *t, uint64_t v);
 
 /* ---- pushes into scratch (coll_core.c; model above) ---- */
 #define SHOAL_COLL_CROWDED_PUSH_MAX ((size_t)2 << 10) /* bytes per block on crowded nodes (the copy out costs more) */

@@ -63,20 +63,15 @@ static void alltoall_hier(shoal_team_t *t, char *dest, const char *src, size_t n
       memcpy(lh + at * c, src + (size_t)d * nb + off, c);
     }
     if (li < 0) {
-      shoal_coll_post(t, l, v);
-      shoal_coll_wait(t, l, v);
-      if (SHOAL_UNLIKELY(shoal_coll_test_copyout_delay_ns))
-        nanosleep(&(struct timespec){.tv_nsec = shoal_coll_test_copyout_delay_ns}, NULL);
+      shoal_coll_hier_member(t, l, v);
     } else {
-      for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
+      shoal_coll_hier_gathered(t, v);
       for (int k = 1; k < nl; k++) { /* every put first: the first signal waits for all their sources at once */
         int q = li + k < nl ? li + k : li + k - nl, r = t->lead[q], mq = ns[q + 1] - ns[q];
         char *tile = h + ((size_t)ns[q] * un + (size_t)mq * (size_t)ns[p]) * c;
         shoal_coll_put(t, r, tile + t->delta[r], tile, (size_t)mq * (size_t)mp * c, routine);
       }
-      for (int k = 1; k < nl; k++) shoal_coll_post(t, t->lead[li + k < nl ? li + k : li + k - nl], v);
-      for (int k = 1; k < nl; k++) shoal_coll_wait(t, t->lead[li - k >= 0 ? li - k : li - k + nl], v);
-      for (int k = 0; k < t->nmates; k++) shoal_coll_post(t, t->mates[k], v);
+      shoal_coll_hier_exchanged(t, v);
     }
     for (int s = 0; s < n; s++) { /* block (s -> me) */
       if (s == me) continue;

@@ -96,21 +96,16 @@ static void fcollect_hier(shoal_team_t *t, char *dest, const char *src, size_t n
     uint64_t v = ++t->seq;
     memcpy(lh + (size_t)t->npos[me] * c, src + off, c);
     if (li < 0) {
-      shoal_coll_post(t, l, v);
-      shoal_coll_wait(t, l, v);
-      if (SHOAL_UNLIKELY(shoal_coll_test_copyout_delay_ns))
-        nanosleep(&(struct timespec){.tv_nsec = shoal_coll_test_copyout_delay_ns}, NULL);
+      shoal_coll_hier_member(t, l, v);
     } else {
-      for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
+      shoal_coll_hier_gathered(t, v);
       char *run = h + (size_t)t->nstart[li] * c;
       size_t rb = (size_t)(t->nstart[li + 1] - t->nstart[li]) * c;
       for (int k = 1; k < nl; k++) { /* every put first: the first signal waits for all their sources at once */
         int r = t->lead[li + k < nl ? li + k : li + k - nl];
         shoal_coll_put(t, r, run + t->delta[r], run, rb, routine);
       }
-      for (int k = 1; k < nl; k++) shoal_coll_post(t, t->lead[li + k < nl ? li + k : li + k - nl], v);
-      for (int k = 1; k < nl; k++) shoal_coll_wait(t, t->lead[li - k >= 0 ? li - k : li - k + nl], v);
-      for (int k = 0; k < t->nmates; k++) shoal_coll_post(t, t->mates[k], v);
+      shoal_coll_hier_exchanged(t, v);
     }
     for (int r = 0; r < n; r++)
       if (r != me) memcpy(dest + (size_t)r * nb + off, lh + (size_t)t->npos[r] * c, c);

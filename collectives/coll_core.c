@@ -54,6 +54,24 @@ void shoal_coll_scratch_drain(shoal_team_t *t) {
     for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
 }
 
+void shoal_coll_hier_member(shoal_team_t *t, int l, uint64_t v) {
+  shoal_coll_post(t, l, v);
+  shoal_coll_wait(t, l, v);
+  if (SHOAL_UNLIKELY(shoal_coll_test_copyout_delay_ns))
+    nanosleep(&(struct timespec){.tv_nsec = shoal_coll_test_copyout_delay_ns}, NULL);
+}
+
+void shoal_coll_hier_gathered(shoal_team_t *t, uint64_t v) {
+  for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
+}
+
+void shoal_coll_hier_exchanged(shoal_team_t *t, uint64_t v) {
+  int nl = t->nlead, li = t->lead_idx;
+  for (int k = 1; k < nl; k++) shoal_coll_post(t, t->lead[li + k < nl ? li + k : li + k - nl], v);
+  for (int k = 1; k < nl; k++) shoal_coll_wait(t, t->lead[li - k >= 0 ? li - k : li - k + nl], v);
+  for (int k = 0; k < t->nmates; k++) shoal_coll_post(t, t->mates[k], v);
+}
+
 void shoal_coll_scratch_push(shoal_team_t *t, char *dest, size_t dblk, ptrdiff_t dst, const char *src, size_t sblk,
                              size_t nelems, size_t esize, const char *routine) {
   int n = t->size, me = t->rank;
