@@ -41,13 +41,17 @@ struct ctx_node {
 static struct ctx_node live = {.prev = &live, .next = &live};
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER; /* contexts are created and destroyed by any thread */
 
-/* Caller holds live_lock. */
-static void ctx_kill(struct ctx_node *n) {
-  if (!n->next) return; /* already killed (a racing destroy: the user's error, but keep the list sound) */
+/* Caller holds live_lock. Returns the context's endpoint between nodes (NULL if it has none, or if the context was
+ * already killed: a racing destroy, the user's error, keeps the list sound and frees the endpoint once). */
+static void *ctx_kill(struct ctx_node *n) {
+  if (!n->next) return NULL;
   n->prev->next = n->next;
   n->next->prev = n->prev;
   n->prev = n->next = NULL;
   __atomic_store_n(&n->c.magic, 0, __ATOMIC_RELEASE);
+  void *tl = n->c.tl;
+  n->c.tl = NULL;
+  return tl;
 }
 
 static int ctx_new(shmem_team_t team, long options, shmem_ctx_t *ctx) {
@@ -93,10 +97,9 @@ void shmem_ctx_destroy(shmem_ctx_t ctx) {
   if (ctx == &shoal_ctx_default_obj) shoal_fatal("shmem_ctx_destroy", "SHMEM_CTX_DEFAULT cannot be destroyed");
   shmem_ctx_quiet(ctx);
   pthread_mutex_lock(&live_lock);
-  ctx_kill((struct ctx_node *)ctx);
+  void *tl = ctx_kill((struct ctx_node *)ctx);
   pthread_mutex_unlock(&live_lock);
-  shoal_tl_ctx_destroy(ctx->tl); /* after the kill: a racing use of the stale handle fails its check, not here */
-  ctx->tl = NULL;
+  shoal_tl_ctx_destroy(tl); /* after the kill: a racing use of the stale handle fails its check, not here */
 }
 
 void shoal_ctx_destroy_team(shmem_team_t team) {
@@ -105,11 +108,19 @@ void shoal_ctx_destroy_team(shmem_team_t team) {
   for (struct ctx_node *n = live.next, *next; n != &live; n = next) {
     next = n->next;
     /* A private context belongs to its thread, which must have destroyed it already (spec 1.5): leave it alone. */
-    if (n->c.team == team && !(n->c.options & SHMEM_CTX_PRIVATE)) {
-      ctx_kill(n);
-      shoal_tl_ctx_destroy(n->c.tl); /* completes its operations first */
-      n->c.tl = NULL;
-    }
+    if (n->c.team == team && !(n->c.options & SHMEM_CTX_PRIVATE)) shoal_tl_ctx_destroy(ctx_kill(n));
+  }
+  pthread_mutex_unlock(&live_lock);
+}
+
+void shoal_ctx_fini(void) {
+  pthread_mutex_lock(&live_lock);
+  for (struct ctx_node *n = live.next, *next; n != &live; n = next) {
+    next = n->next;
+    if (!(n->c.options & SHMEM_CTX_PRIVATE))
+      shoal_tl_ctx_destroy(ctx_kill(n)); /* completes its operations first */
+    else if (n->c.tl) /* the thread's to destroy (spec 1.5); its operations must land before the last barrier */
+      shoal_tl_quiet_tx("shmem_finalize", n->c.tl);
   }
   pthread_mutex_unlock(&live_lock);
 }

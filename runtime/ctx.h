@@ -13,6 +13,10 @@ int shoal_ctx_create_team(shmem_team_t team, long options, shmem_ctx_t *ctx);
  * to destroy first. Thread safe. */
 void shoal_ctx_destroy_team(shmem_team_t team);
 
+/* At shmem_finalize, before its barrier: destroys every shareable context (spec 1.5), which completes its
+ * operations, and completes those of private contexts left alive (their endpoints close with the transport). */
+void shoal_ctx_fini(void);
+
 /* Slow path of shoal_ctx_pe: translation through the teams module, fatal for a PE outside the team. */
 int shoal_ctx_pe_slow(const char *routine, shmem_ctx_t ctx, int pe);
 

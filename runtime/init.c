@@ -1,6 +1,7 @@
 /* init.c - shmem_init/finalize, the host symmetric heap (one memfd per PE, mapped by every PE of the node), the
  * cached peer bases and deltas, and the setup queries (spec 9.2). */
 #include "shoal.h"
+#include "ctx.h"
 #include "transport.h"
 #include "topo.h"
 #include "heap_gpu.h"
@@ -363,6 +364,7 @@ void shmem_query_thread(int *provided) {
 
 void shmem_finalize(void) {
   if (shoal_g.state != 1) return;
+  shoal_ctx_fini(); /* contexts' operations between nodes complete before the barrier (it covers the default's) */
   shmem_barrier_all();
   shoal_coll_gpu_fini(); /* before the device heap it signals in goes */
   shoal_gpu_fini();

@@ -164,6 +164,7 @@ static struct {
   _Atomic uint64_t thread_progress, thread_holds;      /* the thread's, for shoal_tl_ofi_query */
 } ofi;
 static unsigned force_flags;
+static void tx_progress_all(void);
 
 /* ---- errors: one line naming the routine ---- */
 static shoal_status_t fail(const char *routine, ssize_t ret) {
@@ -297,6 +298,7 @@ static void *progress_main(void *arg) {
     }
     hold = PT_HOLD_NS;
     atomic_fetch_add_explicit(&ofi.thread_progress, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&ofi.ntx, memory_order_relaxed)) tx_progress_all(); /* contexts' endpoints too */
     ssize_t n;
     if (fd >= 0) {
       n = fi_cq_read(ofi.rxcq, e, 8); /* the provider's progress, once */
@@ -347,7 +349,10 @@ static shoal_status_t wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t 
     if (bad > seen && atomic_compare_exchange_strong(errs, &seen, bad)) rc = report_cq_error(t->txcq);
     if (ok + bad >= want) return rc;
     if (ofi.thread_on) note_poll();
-    if (ofi.rx_main && spins % WAIT_POLLS == 0) rx_poll(); /* answers to peers: a second progress call */
+    if (spins % WAIT_POLLS == 0) {
+      if (ofi.rx_main) rx_poll(); /* answers to peers: a second progress call */
+      else if (t != &ofi.t0) fi_cntr_read(ofi.t0.wcntr); /* peers' RMA on this PE: the thread stands back */
+    }
     wait_backoff(&w, spins);
   }
 }
@@ -645,7 +650,10 @@ static shoal_status_t fence_before(txep_t *t, bool amo, bool fallback) {
 static shoal_status_t tl_quiet(void) { MT(&ofi.t0, quiet_common(&ofi.t0)); }
 /* A counter read runs the provider's progress (rxm/tcp: one epoll_wait(0) over the endpoint's sockets). */
 static void tl_progress(void) {
-  if (SHOAL_LIKELY(ofi.up)) progress_once();
+  if (SHOAL_LIKELY(ofi.up)) {
+    progress_once();
+    if (SHOAL_UNLIKELY(atomic_load_explicit(&ofi.ntx, memory_order_relaxed))) tx_progress_all();
+  }
 }
 /* The provider orders neither RMA against AMOs nor AMOs against the reads of a flush (rxm performs an AMO after the
  * RMA behind it on the wire), but it orders puts among themselves and AMOs among themselves. So where it says so
@@ -1091,6 +1099,14 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
  * transmit CQ and counters, so that its quiet waits for its own operations and a private context takes no lock.
  * Fallback AMOs still go through the main endpoint (their answers land there); fence_before orders them. */
 static pthread_mutex_t txs_mu = PTHREAD_MUTEX_INITIALIZER;
+/* A context's endpoint moves only when called (manual progress): a PE's waits (tl_progress) and the progress thread
+ * drive every one, or a context's nbi data queued behind a full socket would wait for that context's next call
+ * (a flag after it, waited for by a peer, never arriving). Any thread may: the domain is FI_THREAD_SAFE. */
+static void tx_progress_all(void) {
+  if (pthread_mutex_trylock(&txs_mu)) return; /* one driver at a time is enough */
+  for (txep_t *t = ofi.txs.next; t && t != &ofi.txs; t = t->next) fi_cntr_read(t->wcntr);
+  pthread_mutex_unlock(&txs_mu);
+}
 static void tx_close(txep_t *t) {
   pthread_mutex_lock(&txs_mu);
   if (t->next) {
@@ -1121,7 +1137,7 @@ static shoal_status_t tl_ctx_create(bool shared, void **out) {
   if (!(t->dirty = calloc((size_t)ofi.npes, sizeof *t->dirty))) goto fail;
   if ((ret = fi_cq_open(ofi.domain, &txa, &t->txcq, NULL)) || (ret = fi_cntr_open(ofi.domain, &ca, &t->wcntr, NULL)) ||
       (ret = fi_cntr_open(ofi.domain, &ca, &t->rcntr, NULL))) {
-    what = "fi_cq_open";
+    what = t->txcq ? "fi_cntr_open" : "fi_cq_open";
     goto fail;
   }
   what = "fi_endpoint";
@@ -1153,7 +1169,8 @@ fail:
 static void tl_ctx_destroy(void *h) {
   txep_t *t = h;
   if (!t) return;
-  if (ofi.up) quiet_common(t); /* shmem_ctx_destroy quiets first; this only drains what a failure left */
+  /* shmem_ctx_destroy quiets first; this only drains what a failure left (the failure had its line) */
+  if (ofi.up && quiet_common(t)) shoal_warn("shoal_tl_ofi_ctx_destroy: the context's operations did not complete");
   tx_close(t);
 }
 static shoal_status_t tl_put_ctx(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
