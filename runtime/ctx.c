@@ -3,10 +3,10 @@
  * On one node every operation completes before it returns, so a context carries no resources there: it is a small
  * object holding its options and team, and its magic while it is live. Where the transport between nodes runs, a
  * context also gets an endpoint of its own there (ctx->tl), so that shmem_ctx_quiet waits for that context's
- * operations only and a private context's operations take no lock (as SOS gives each context a transmit context). A destroyed context keeps its memory (never freed,
- * never reused) with magic 0, so every later use of the stale handle is caught by SHOAL_CHECK_CTX with a one-line
- * error. (A context costs one small allocation for the life of the process.) Live contexts are kept on a list so
- * that shmem_team_destroy can destroy those made on the team. */
+ * operations only and a private context's operations take no lock (as SOS gives each context a transmit context).
+ * A destroyed context keeps its memory (never freed, never reused) with magic 0, so every later use of the stale
+ * handle is caught by SHOAL_CHECK_CTX with a one-line error. (A context costs one small allocation for the life of
+ * the process.) Live contexts are kept on a list so that shmem_team_destroy can destroy those made on the team. */
 #include "ctx.h"
 #include "transport.h"
 

@@ -149,13 +149,9 @@ void shoal_tl_signal(const char *routine, int pe, void *sym, uint64_t v) {
   if (t->signal(sp, pe, off, v)) failed(routine, "signal", sizeof v, pe);
 }
 
-void shoal_tl_fence(const char *routine) {
-  if (shoal_g.tl && shoal_g.tl->fence()) shoal_fatal(routine, "fence through %s failed", shoal_g.tl->name);
-}
+void shoal_tl_fence(const char *routine) { shoal_tl_fence_tx(routine, NULL); }
 
-void shoal_tl_quiet(const char *routine) {
-  if (shoal_g.tl && shoal_g.tl->quiet()) shoal_fatal(routine, "quiet through %s failed", shoal_g.tl->name);
-}
+void shoal_tl_quiet(const char *routine) { shoal_tl_quiet_tx(routine, NULL); }
 
 void *shoal_tl_ctx_create(bool shared) {
   void *tx = NULL;

@@ -122,7 +122,7 @@ typedef struct region {
 } region_t;
 
 /* What one issuing endpoint keeps: the main one (ofi.t0, which also receives) and one per context made with an
- * endpoint of its own (tx_open). Quiet and fence act on one of these: a context's operations only. */
+ * endpoint of its own (tl_ctx_create). Quiet and fence act on one of these: a context's operations only. */
 typedef struct txep {
   struct fid_ep *ep;
   struct fid_cq *txcq;
@@ -471,17 +471,26 @@ static shoal_status_t get_common(txep_t *t, int space, int pe, size_t off, void 
     return rc_;                                                                                                        \
   } while (0)
 
+/* On tx, a context's endpoint (tl_ctx_create), or NULL for the default context's; the default slots are these. */
+static shoal_status_t tl_put_ctx(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
+  txep_t *t = h ? h : &ofi.t0;
+  MT(t, put_common(t, space, pe, off, src, n, nbi));
+}
+static shoal_status_t tl_get_ctx(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
+  txep_t *t = h ? h : &ofi.t0;
+  MT(t, get_common(t, space, pe, off, dst, n, nbi));
+}
 static shoal_status_t tl_put(int space, int pe, size_t off, const void *src, size_t n) {
-  MT(&ofi.t0, put_common(&ofi.t0, space, pe, off, src, n, false));
+  return tl_put_ctx(NULL, space, pe, off, src, n, false);
 }
 static shoal_status_t tl_put_nbi(int space, int pe, size_t off, const void *src, size_t n) {
-  MT(&ofi.t0, put_common(&ofi.t0, space, pe, off, src, n, true));
+  return tl_put_ctx(NULL, space, pe, off, src, n, true);
 }
 static shoal_status_t tl_get(int space, int pe, size_t off, void *dst, size_t n) {
-  MT(&ofi.t0, get_common(&ofi.t0, space, pe, off, dst, n, false));
+  return tl_get_ctx(NULL, space, pe, off, dst, n, false);
 }
 static shoal_status_t tl_get_nbi(int space, int pe, size_t off, void *dst, size_t n) {
-  MT(&ofi.t0, get_common(&ofi.t0, space, pe, off, dst, n, true));
+  return tl_get_ctx(NULL, space, pe, off, dst, n, true);
 }
 
 /* ---- AMOs ---- */
@@ -1172,14 +1181,6 @@ static void tl_ctx_destroy(void *h) {
   /* shmem_ctx_destroy quiets first; this only drains what a failure left (the failure had its line) */
   if (ofi.up && quiet_common(t)) shoal_warn("shoal_tl_ofi_ctx_destroy: the context's operations did not complete");
   tx_close(t);
-}
-static shoal_status_t tl_put_ctx(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
-  txep_t *t = h ? h : &ofi.t0;
-  MT(t, put_common(t, space, pe, off, src, n, nbi));
-}
-static shoal_status_t tl_get_ctx(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
-  txep_t *t = h ? h : &ofi.t0;
-  MT(t, get_common(t, space, pe, off, dst, n, nbi));
 }
 static shoal_status_t tl_amo_ctx(void *h, int space, int pe, size_t off, int op, int type, const void *operand,
                                  const void *compare, void *fetch) {
