@@ -31,7 +31,8 @@
  * for the members, and waits only before it writes a slot again for the "done" of every member of its last round
  * there (kept per slot in t->stage_done). When a node is crowded, small broadcasts from one root can thus run up
  * to a ring (64 rounds for WORLD) ahead of a member that is not scheduled (a context switch per call otherwise);
- * elsewhere every round takes half the staging, two rounds in flight, which measured faster with a PE per core.
+ * elsewhere rounds of more than SHOAL_STAGE_DEEP_MAX bytes take half the staging, two rounds in flight, which
+ * measured faster with a PE per core; smaller ones still take a slot each (8-128 B at 2 PEs: 1.25-1.35x faster).
  * Destroying a team first waits for those "done" values too, so a slow member never finds a later team's data in
  * a reused slot.
  *
@@ -52,7 +53,8 @@
  *     round: the signal chain of the round before says the receiver has finished with that half) and each copies
  *     the slots into its dest. No entry signal: a PE's dest is only written by that PE.
  *
- * Pushes into scratch (small fcollect and alltoall on t->all_far teams, and on any team when a node is crowded):
+ * Pushes into scratch (small fcollect and alltoall on t->all_far teams, blocks up to 2 KiB on any team when a node
+ * is crowded, up to 256 B otherwise):
  * every member puts its block into its slot of every receiver's scratch half, as above. One signal per member and
  * call instead of two (entered, then data): a round trip between nodes, and on a crowded node a PE that is not
  * scheduled holds its writers back for one exchange per call instead of two.
@@ -77,6 +79,7 @@
 #define SHOAL_TEAM_STAGE_USER ((size_t)8 << 10)
 #define SHOAL_STAGE_SLOT ((size_t)512)                            /* bytes: the staging ring's unit */
 #define SHOAL_STAGE_SLOTS (SHOAL_TEAM_STAGE_WORLD / SHOAL_STAGE_SLOT) /* the most slots a team's ring has */
+#define SHOAL_STAGE_DEEP_MAX ((size_t)128) /* bytes: rounds up to this take one slot with a PE per core too */
 #define SHOAL_ASET_MAX (SHMEM_SYNC_SIZE - 1)          /* active-set size limit: pSync cells (last one: collect) */
 
 typedef struct shoal_team shoal_team_t;
@@ -255,13 +258,17 @@ void shoal_coll_hier_exchanged(shoal_team_t *t, uint64_t v);
 
 /* ---- pushes into scratch (coll_core.c; model above) ---- */
 #define SHOAL_COLL_CROWDED_PUSH_MAX ((size_t)2 << 10) /* bytes per block on crowded nodes (the copy out costs more) */
+/* ... and with a PE per core: the entry round trip saved outweighs the copy out up to here (2 PEs, alternating
+ * launches: fcollect 8-128 B 0.12-0.13 -> 0.07-0.10 us, alltoall 8-32 B 0.14-0.17 -> 0.10-0.11; 512 B slower) */
+#define SHOAL_COLL_SMALL_PUSH_MAX ((size_t)256)
 /* Bytes of a member's slot in a scratch half (0 for active sets). */
 static inline size_t shoal_coll_scratch_slot(const shoal_team_t *t) {
   return (t->scratch_size / 2 / (size_t)t->size) & ~(size_t)(SHOAL_CACHELINE - 1);
 }
 /* Whether blocks of nb bytes go through the receivers' scratch: the same on every member. */
 static inline bool shoal_coll_use_scratch_push(const shoal_team_t *t, size_t nb) {
-  if (SHOAL_LIKELY(!t->all_far) && (!shoal_coll_oversubscribed || nb > SHOAL_COLL_CROWDED_PUSH_MAX)) return false;
+  if (SHOAL_LIKELY(!t->all_far) && nb > (shoal_coll_oversubscribed ? SHOAL_COLL_CROWDED_PUSH_MAX : SHOAL_COLL_SMALL_PUSH_MAX))
+    return false;
   return nb && nb <= shoal_coll_scratch_slot(t);
 }
 /* Every member r gets src + r * sblk (nelems * esize contiguous bytes; sblk 0: the same block for all) in its slot

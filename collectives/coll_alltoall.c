@@ -8,9 +8,9 @@
  * Both keep the entry rule (coll.h): a member first signals "entered" to every member (each writes into its dest),
  * and copies into member j's dest only once j has entered. push-unsafe: push without the entry signals. (Staging, as
  * broadcast has, measured no faster here: every member waits for every other anyway.) On teams whose other
- * members are all on other nodes (t->all_far), or when a node is crowded, the automatic choice for contiguous sources
- * whose blocks fit a slot of the scratch pushes into the receivers' scratch (coll.h, "Pushes into scratch"): no
- * entry signal.
+ * members are all on other nodes (t->all_far), and for small blocks on any team (up to 2 KiB when a node is
+ * crowded, 256 B otherwise), the automatic choice for contiguous sources whose blocks fit a slot of the scratch
+ * pushes into the receivers' scratch (coll.h, "Pushes into scratch"): no entry signal.
  * hierarchical (the automatic choice for contiguous alltoall on teams spanning nodes with two or more members on
  *   some node, for blocks of at most SHOAL_COLL_HIER_A2A_PIECES pieces): through each node's leader, see
  *   alltoall_hier. */

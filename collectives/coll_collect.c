@@ -12,9 +12,9 @@
  * on teams with members on other nodes, where each far read is a round trip, an fcollect of the sizes through the
  * leaders or the receivers' scratch instead), and that exchange already tells each member that all have entered. Blocks go straight into the destinations: no
  * scratch. (Staging, as broadcast has, measured no faster here: every member waits for every other anyway.)
- * On teams whose other members are all on other nodes (t->all_far), or when a node is crowded, fcollect's
- * automatic choice for blocks that fit a slot of the scratch pushes into the receivers' scratch (coll.h, "Pushes
- * into scratch"): no entry signal.
+ * On teams whose other members are all on other nodes (t->all_far), and for small blocks on any team (up to
+ * 2 KiB when a node is crowded, 256 B otherwise), fcollect's automatic choice for blocks that fit a slot of the
+ * scratch pushes into the receivers' scratch (coll.h, "Pushes into scratch"): no entry signal.
  * hierarchical (fcollect's automatic choice on teams spanning nodes with two or more members on some node, for
  *   blocks of at most SHOAL_COLL_HIER_GATHER_PIECES pieces): through each node's leader, see fcollect_hier. */
 #include "coll.h"

@@ -19,9 +19,10 @@ void shoal_coll_post_far(const shoal_team_t *t, int r, uint64_t v) {
 
 char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done, size_t nb) {
   int need = nb ? (int)((nb + SHOAL_STAGE_SLOT - 1) / SHOAL_STAGE_SLOT) : 1, pos = t->stage_pos, n = t->size;
-  /* Deep run-ahead only where members may not be scheduled: with a PE per core, runs of half the staging (two
-   * rounds in flight) measured fastest (a 64-round ring: 2-8 KiB broadcasts 1.5-2x slower at 2 PEs). */
-  if (!shoal_coll_oversubscribed) need = t->stage_slots / 2;
+  /* Deep run-ahead for rounds past SHOAL_STAGE_DEEP_MAX only where members may not be scheduled: with a PE per
+   * core, runs of half the staging (two rounds in flight) measured fastest there (a 64-round ring: 2-8 KiB
+   * broadcasts 1.5-2x slower at 2 PEs, 512 B 1.7x), while rounds of up to 128 B gained 1.25-1.35x from it. */
+  if (!shoal_coll_oversubscribed && nb > SHOAL_STAGE_DEEP_MAX) need = t->stage_slots / 2;
   if (pos + need > t->stage_slots) pos = 0;
   t->stage_pos = pos + need;
   if (owner) {

@@ -16,10 +16,17 @@
 
 #include <stdlib.h>
 
-/* Automatic choice (measured on 2 cores, 2 and 4 PEs): one-shot up to ONESHOT_MAX bytes (ONESHOT_MAX / 2 for teams
+/* Automatic choice (measured on 2 cores, 2 to 4 PEs): one-shot up to ONESHOT_MAX bytes (ONESHOT_MAX / 2 for teams
  * of 4 and more, whose other choice is rdbl), then for power-of-two teams of 4 and more rdbl up to RDBL_MAX, then
- * rsag (rdbl's pairwise steps need fewer members scheduled at once than rsag's all-to-all exchanges). */
+ * rsag (rdbl's pairwise steps need fewer members scheduled at once than rsag's all-to-all exchanges). Where rsag
+ * follows and every PE has a CPU, one-shot stops at ONESHOT_RSAG_MAX: from 2 KiB rsag's two exchanges cost less
+ * than one-shot's whole-vector push and n-fold combine (2 PEs, a source rewritten before each call: 2 KiB 0.68-0.73
+ * against 0.69-0.74 us, 4 KiB 1.14-1.17 against 1.30-1.33; an unchanged source, which rsag reads from the peer's
+ * cache, 2 KiB 0.25 against 0.45). On crowded nodes one-shot, one exchange, wins up to 4 KiB (3 PEs: 4 KiB 6.8-10.8
+ * us against 10.2-11.8 for rsag), and so it does on teams with members on other nodes, where rsag's reads are
+ * round trips. */
 #define ONESHOT_MAX ((size_t)4 << 10)
+#define ONESHOT_RSAG_MAX ((size_t)1 << 10)
 #define RDBL_MAX ((size_t)128 << 10)
 #define HIER_RDBL_MIN ((size_t)8 << 10)
 
@@ -207,7 +214,10 @@ void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nele
   }
   if (algo == SHOAL_ALGO_AUTO || algo == SHOAL_REDUCE_HIER) {
     bool rdbl = pow2 && n >= 4;
-    algo = nb <= (rdbl ? ONESHOT_MAX / 2 : ONESHOT_MAX) && nb <= per_oneshot ? SHOAL_REDUCE_ONESHOT
+    size_t oneshot_max = rdbl                                       ? ONESHOT_MAX / 2
+                       : shoal_coll_oversubscribed || t->remote ? ONESHOT_MAX /* rsag's reads cross nodes */
+                                                                : ONESHOT_RSAG_MAX;
+    algo = nb <= oneshot_max && nb <= per_oneshot                            ? SHOAL_REDUCE_ONESHOT
          : rdbl && nb <= RDBL_MAX && per_rdbl >= esize                        ? SHOAL_REDUCE_RDBL
                                                                               : SHOAL_REDUCE_RSAG;
   }
