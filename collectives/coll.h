@@ -247,6 +247,8 @@ void shoal_coll_scratch_drain(shoal_team_t *t);
 /* Tests (test_hier): nanoseconds (0 to 999999999) a member of a hier team sleeps before it copies out of its
  * leader's half, to widen the window that shoal_coll_scratch_drain closes. 0 (the default): never. */
 extern long shoal_coll_test_copyout_delay_ns;
+/* Tests only: ns a one-node collect sleeps between its size exchange and reading the sizes (tests/coll/test_reuse.c). */
+extern long shoal_coll_test_sizes_delay_ns;
 /* A scratch round through the leaders (fcollect_hier, alltoall_hier), round value v. A member: its piece is in its
  * leader l's half; tell l and wait for l's release (then the half holds every node's runs). A leader, in two calls
  * around its puts to the other leaders: shoal_coll_hier_gathered waits until every member's piece is in its half;

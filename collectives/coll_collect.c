@@ -160,11 +160,17 @@ void shoal_coll_collect(shoal_team_t *t, void *dest, const void *src, size_t nb,
   } else if (n > 1) {
     atomic_store_explicit(pub, nb, memory_order_relaxed);
     shoal_coll_exchange(t, ++t->seq);
+    if (SHOAL_UNLIKELY(shoal_coll_test_sizes_delay_ns))
+      nanosleep(&(struct timespec){.tv_nsec = shoal_coll_test_sizes_delay_ns}, NULL);
     for (int j = 0; j < n; j++) {
       size_t len = j == t->rank ? nb : shoal_coll_load(t, j, (_Atomic uint64_t *)((char *)pub + t->cdelta[j]));
       if (__builtin_add_overflow(offs[j], len, &offs[j + 1]))
         shoal_fatal(routine, "nelems: the blocks of all PEs add up to more than SIZE_MAX bytes");
     }
+    /* All sizes 0: no data follows to say that every member has read this PE's cell, and a member that left could
+     * destroy the team and rewrite the cell in a later team on the slot whose members exclude the slow reader (the
+     * next collect here waits on that reader's entry; a team made without it does not). One more exchange says so. */
+    if (!offs[n] && !t->aset) shoal_coll_exchange(t, ++t->seq);
   } else {
     offs[1] = nb;
   }

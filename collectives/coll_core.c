@@ -45,6 +45,7 @@ void shoal_coll_stage_drain(shoal_team_t *t) {
 }
 
 long shoal_coll_test_copyout_delay_ns;
+long shoal_coll_test_sizes_delay_ns;
 
 void shoal_coll_scratch_drain(shoal_team_t *t) {
   if (!t->hier || !t->round || t->lead_read != t->round) return;
