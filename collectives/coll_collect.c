@@ -143,7 +143,8 @@ void shoal_coll_collect(shoal_team_t *t, void *dest, const void *src, size_t nb,
   size_t *offs = t->offs;
   offs[0] = 0;
   /* Teams alternate two cells: a member rewrites cell c two collects later, after every member has entered the
-   * collect in between, i.e. finished reading c (an exchange or the data alone would not tell when all sizes are 0). */
+   * collect in between, i.e. finished reading c (the data alone would not tell when all sizes are 0; then the final
+   * exchange below does, which also covers a later team on the slot). */
   _Atomic uint64_t *pub = t->pub + (t->aset ? 0 : t->ncollect++ & 1);
   uint64_t mine = nb;
   if (n > 1 && SHOAL_UNLIKELY(t->remote) && !t->aset && sizeof(size_t) == 8 && shoal_coll_scratch_slot(t) >= 8) {

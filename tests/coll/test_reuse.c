@@ -2,7 +2,7 @@
  * test_reuse.c - a team slot reused while a member of the destroyed team still reads it (one node; 3+ PEs).
  *
  * A collect whose sizes are all 0 moves no data, so nothing used to tell a member that the others had read its size
- * cell. Here team A = {0, 1} does such a collect and PE 1 sleeps 20 ms between the size exchange and reading the
+ * cell. Here team A = {0, 1} does such a collect and PE 1 sleeps 100 ms between the size exchange and reading the
  * cells (shoal_coll_test_sizes_delay_ns). Meanwhile PE 0 leaves, destroys A, and with PE 2 makes team B from a
  * parent without PE 1; B takes A's slot (checked: the test says so if slot assignment ever stops doing that) and
  * B's collect rewrites PE 0's cell with 8. PE 1 then read 8, waited for data that never came, and the job hung
@@ -44,7 +44,7 @@ int main(void) {
     if (A != SHMEM_TEAM_INVALID) {
       aslot = shoal_team_get(A, "test_reuse")->slot;
       for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++) dst[i] = -5;
-      shoal_coll_test_sizes_delay_ns = me == 1 ? 20000000 : 0;
+      shoal_coll_test_sizes_delay_ns = me == 1 ? 100000000 : 0; /* room for PE 0 and 2 on a loaded machine */
       shmem_long_collect(A, dst, src, 0);
       shoal_coll_test_sizes_delay_ns = 0;
       for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++)
