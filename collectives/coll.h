@@ -247,7 +247,8 @@ void shoal_coll_scratch_drain(shoal_team_t *t);
 /* Tests (test_hier): nanoseconds (0 to 999999999) a member of a hier team sleeps before it copies out of its
  * leader's half, to widen the window that shoal_coll_scratch_drain closes. 0 (the default): never. */
 extern long shoal_coll_test_copyout_delay_ns;
-/* Tests only: ns a one-node collect sleeps between its size exchange and reading the sizes (tests/coll/test_reuse.c). */
+/* Tests (test_reuse): nanoseconds (0 to 999999999) a collect on a one-node team sleeps between its size exchange and
+ * reading the sizes, to widen the window its final exchange closes. 0 (the default): never. */
 extern long shoal_coll_test_sizes_delay_ns;
 /* A scratch round through the leaders (fcollect_hier, alltoall_hier), round value v. A member: its piece is in its
  * leader l's half; tell l and wait for l's release (then the half holds every node's runs). A leader, in two calls
@@ -269,8 +270,8 @@ static inline size_t shoal_coll_scratch_slot(const shoal_team_t *t) {
 }
 /* Whether blocks of nb bytes go through the receivers' scratch: the same on every member. */
 static inline bool shoal_coll_use_scratch_push(const shoal_team_t *t, size_t nb) {
-  if (SHOAL_LIKELY(!t->all_far) && nb > (shoal_coll_oversubscribed ? SHOAL_COLL_CROWDED_PUSH_MAX : SHOAL_COLL_SMALL_PUSH_MAX))
-    return false;
+  size_t max = shoal_coll_oversubscribed ? SHOAL_COLL_CROWDED_PUSH_MAX : SHOAL_COLL_SMALL_PUSH_MAX;
+  if (SHOAL_LIKELY(!t->all_far) && nb > max) return false;
   return nb && nb <= shoal_coll_scratch_slot(t);
 }
 /* Every member r gets src + r * sblk (nelems * esize contiguous bytes; sblk 0: the same block for all) in its slot
