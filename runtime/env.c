@@ -92,6 +92,9 @@ static const env_var_t env_table[] = {
   {"SHOAL_OFI_PROVIDER", ENV_STR, "", F(ofi_provider), "a libfabric provider name as fi_info -l lists it (tcp, verbs, "
    "cxi, efa, ...), or empty", "provider of the ofi transport between nodes (empty: FI_PROVIDER, else libfabric's "
    "best, net before tcp;ofi_rxm); it needs FI_EP_RDM with FI_RMA, FI_ATOMIC and FI_MSG"},
+  {"SHOAL_OFI_TIMEOUT", ENV_LONG, "30", F(ofi_timeout), "-1 (never) or seconds >= 1 (at most 2147483647)",
+   "seconds a PE waiting on the ofi transport gives a peer of another node to answer a probe before it ends the "
+   "job with one line naming the peer (a link down, a PE stopped or gone)"},
   {"SHOAL_TRANSPORT", ENV_ENUM, "auto", F(transport), "auto|shm|ofi",
    "how a PE reaches the others: auto: shared memory within a node, ofi (libfabric) between nodes; shm: shared "
    "memory only (a job over several nodes stops at init); ofi: libfabric for every other PE, those of this node too "

@@ -144,6 +144,7 @@ typedef struct shoal_tl_ofi_info {
   uint64_t writes, reads; /* operations issued so far: puts, non-fetching AMOs, signals; gets, fetching AMOs, flushes */
   bool ordered_signal;    /* signal is one ordered write (no quiet, no AMO) */
   int ctx_endpoints;      /* contexts with an endpoint of their own, open now */
+  uint64_t dropped;       /* messages refused since init: not from this job (token), malformed, truncated */
 } shoal_tl_ofi_info_t;
 void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out);
 #endif

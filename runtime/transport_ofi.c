@@ -24,6 +24,7 @@
 #include "transport.h"
 #include "gpu.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <net/if.h>
@@ -32,6 +33,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <rdma/fabric.h>
@@ -91,13 +93,16 @@ static const struct { enum fi_datatype dt; unsigned char size, cls; const char *
   [SHOAL_TL_DOUBLE] = {FI_DOUBLE, sizeof(double), CLS_EXT, "double"},
 };
 
-/* The fallback's wire format: a request (kind REQ) and its answer (kind REP, operand = old value, op = status). */
+/* The fallback's wire format: a request (kind REQ) and its answer (kind REP, operand = old value, op = status).
+ * token: the receiver's secret (each PE draws one at init and tells only the job's PEs, through the bootstrap): a
+ * message whose token, length or fields are wrong is dropped and counted before anything is read or written. */
 enum { MSG_REQ = 1, MSG_REP = 2 };
 typedef struct amo_msg {
   uint8_t kind, op, size, space;
   int32_t pe; /* the requester */
   uint64_t off, operand, compare;
   uint64_t id; /* the requester's waiter: slot | generation << 8 */
+  uint64_t token;
 } amo_msg_t;
 typedef struct waiter {
   _Atomic uint32_t state; /* 0 free, 1 waiting, 2 answered */
@@ -112,6 +117,7 @@ typedef struct wire {
   uint64_t addrlen;
   uint8_t addr[ADDR_MAX];
   uint64_t key[SHOAL_SPACE_MAX], base[SHOAL_SPACE_MAX], len[SHOAL_SPACE_MAX];
+  uint64_t token; /* what this PE's fallback messages must carry */
 } wire_t;
 
 typedef struct region {
@@ -157,6 +163,9 @@ static struct {
   size_t inject_size, max_msg;
   bool native[SHOAL_TL_NTYPES];
   amo_msg_t rxbuf[NRECV];
+  uint64_t token, *rtoken;     /* this PE's message secret; every PE's */
+  _Atomic uint64_t dropped;    /* messages refused: foreign, malformed, truncated */
+  _Atomic bool dropped_said;   /* the first drop's line was printed */
   waiter_t waiters[NWAIT];
   pthread_t thread;
   _Atomic bool stop;
@@ -165,6 +174,7 @@ static struct {
 } ofi;
 static unsigned force_flags;
 static void tx_progress_all(void);
+static void close_fid(void *fidp);
 
 /* ---- errors: one line naming the routine ---- */
 static shoal_status_t fail(const char *routine, ssize_t ret) {
@@ -213,11 +223,26 @@ static ssize_t send_msg(const amo_msg_t *m, int pe) {
   return r;
 }
 
-static void handle_msg(const amo_msg_t *m) {
+/* A message that is not one of the job's (wrong token, length or fields) or a receive that failed: counted, the
+ * first one said in a line, and nothing else done (the caller reposts the buffer). */
+static void drop(const char *why, size_t len) {
+  atomic_fetch_add_explicit(&ofi.dropped, 1, memory_order_relaxed);
+  if (!atomic_exchange(&ofi.dropped_said, true))
+    shoal_warn("ofi: dropped a message of %zu bytes (%s): not from this job, or malformed; later ones are dropped "
+               "and counted without a line (SHMEM_DEBUG=1 prints the count at finalize)", len, why);
+}
+
+static void handle_msg(const amo_msg_t *m, size_t len) {
+  const char *bad = len != sizeof *m ? "wrong length" : m->token != ofi.token ? "wrong token"
+                    : m->kind != MSG_REQ && m->kind != MSG_REP ? "unknown kind"
+                    : m->kind == MSG_REQ && (m->pe < 0 || m->pe >= ofi.npes) ? "no such sender" : NULL;
+  if (bad) {
+    drop(bad, len);
+    return;
+  }
   if (m->kind == MSG_REQ) {
-    amo_msg_t rep = {.kind = MSG_REP, .id = m->id};
+    amo_msg_t rep = {.kind = MSG_REP, .id = m->id, .token = ofi.rtoken[m->pe]};
     const region_t *r = m->space < SHOAL_SPACE_MAX ? &ofi.reg[m->space] : NULL;
-    if (m->pe < 0 || m->pe >= ofi.npes) return; /* nobody to answer */
     if (!r || !r->mr || r->gpu_kind || (m->size != 4 && m->size != 8) || m->op >= SHOAL_TL_AMO_NOPS ||
         m->off > r->len || m->size > r->len - m->off || m->off % m->size) {
       rep.op = 1; /* refused */
@@ -245,25 +270,42 @@ static ssize_t post_recv(amo_msg_t *buf) {
   return r;
 }
 
-/* Entries of the receive CQ: fallback requests and answers. */
-static void rx_handle(struct fi_cq_entry *e, ssize_t n) {
+/* Entries of the receive CQ: fallback requests and answers. Every buffer goes back to the endpoint whatever it
+ * held (cleared first, so that a short message cannot replay the bytes of an earlier one). */
+static void rx_handle(struct fi_cq_msg_entry *e, ssize_t n) {
   for (ssize_t i = 0; i < n; i++) {
     amo_msg_t *buf = e[i].op_context, m;
     if (buf < ofi.rxbuf || buf >= ofi.rxbuf + NRECV) continue;
     m = *buf;
+    memset(buf, 0, sizeof *buf);
     ssize_t r = post_recv(buf);
     if (r) fail("fi_recv", r);
-    handle_msg(&m);
+    handle_msg(&m, e[i].len);
   }
 }
 
+/* An error entry of the receive CQ: a message longer than a buffer (FI_ETRUNC), or one the provider could not take.
+ * The buffer is posted again and the message dropped: a stranger's junk never costs the job a receive. */
+static void rx_error(void) {
+  struct fi_cq_err_entry e = {0};
+  if (fi_cq_readerr(ofi.rxcq, &e, 0) < 1) return;
+  amo_msg_t *buf = e.op_context;
+  if (e.err == FI_ECANCELED) return; /* fini closing the endpoint */
+  if (buf >= ofi.rxbuf && buf < ofi.rxbuf + NRECV) {
+    memset(buf, 0, sizeof *buf);
+    ssize_t r = post_recv(buf);
+    if (r) fail("fi_recv", r);
+  }
+  drop(fi_strerror(e.err), e.olen ? e.len + e.olen : e.len);
+}
+
 static void rx_poll(void) {
-  struct fi_cq_entry e[8];
+  struct fi_cq_msg_entry e[8];
   ssize_t n = fi_cq_read(ofi.rxcq, e, 8);
   if (n > 0)
     rx_handle(e, n);
   else if (n == -FI_EAVAIL)
-    report_cq_error(ofi.rxcq);
+    rx_error();
 }
 
 static int64_t now_ns(void) {
@@ -277,13 +319,128 @@ static bool pe_polls(long within) {
   return now_ns() - atomic_load_explicit(&ofi.polled_ns, memory_order_relaxed) < within;
 }
 
+/* ---- the watch: a peer that stops answering ends the job (SHOAL_OFI_TIMEOUT, docs/design/trust.md) ----
+ * A PE that waits on the wire (a blocking call, or a wait on its own memory: a barrier, shmem_wait_until) reads one
+ * byte of every PE it reaches through this transport, at most once every timeout/4, on an endpoint of the watch's
+ * own (opened at the first round, so that its completions say which peer answered). A round that a peer leaves
+ * unanswered for the timeout, while this PE kept waiting, ends the job with one line naming the peer: nothing
+ * else notices a link that went down or a PE that was stopped (the provider's TCP retries take a quarter of an hour,
+ * and a flag that never arrives is just a wait). A PE that stops waiting pauses its clock: a round is judged only
+ * on time spent waiting. Costs a clock read per poll of a wait, one read per peer every timeout/4 while waiting. */
+static struct {
+  pthread_mutex_t mu;
+  int64_t timeout_ns, next_ns, last_ns, round_ns, done_ns;
+  int out;              /* probes of the round not answered yet; -1: the watch is off (no endpoint) */
+  uint8_t *pending;     /* [npes] */
+  struct fi_context *ctx; /* [npes]: a probe's context names its peer */
+  struct fid_ep *ep;
+  struct fid_cq *cq;
+  char byte[SHOAL_CACHELINE];
+} wt = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void watch_fatal(int pe, const char *cause) {
+  signal(SIGALRM, SIG_DFL);
+  alarm(10); /* an abort that cannot reach the launcher (the link is down) must not keep this PE alive */
+  shoal_fatal("ofi", "PE %d did not answer for %lld s (%s; SHOAL_OFI_TIMEOUT): ending the job", pe,
+              (long long)(wt.timeout_ns / 1000000000), cause);
+}
+
+static int watch_open(void) {
+  struct fi_cq_attr a = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
+  int ret;
+  if ((ret = fi_cq_open(ofi.domain, &a, &wt.cq, NULL)) || (ret = fi_endpoint(ofi.domain, ofi.info, &wt.ep, NULL)) ||
+      (ret = fi_ep_bind(wt.ep, &ofi.av->fid, 0)) || (ret = fi_ep_bind(wt.ep, &wt.cq->fid, FI_TRANSMIT | FI_RECV)) ||
+      (ret = fi_enable(wt.ep))) {
+    shoal_warn("ofi: the watch's endpoint: %s: a peer that stops answering is not noticed", fi_strerror(-ret));
+    return -1;
+  }
+  return 0;
+}
+
+static bool watched(int p) { return p != ofi.me && shoal_g.tl_of && shoal_g.tl_of[p] == &shoal_tl_ofi_ops; }
+
+static void watch_round(int64_t now) {
+  for (int p = 0; p < ofi.npes; p++) {
+    if (!watched(p) || wt.pending[p]) continue;
+    int s = 0;
+    while (s < SHOAL_SPACE_MAX && !ofi.rlen[s][p]) s++;
+    if (s == SHOAL_SPACE_MAX) continue;
+    ssize_t r = fi_read(wt.ep, &wt.byte[p % SHOAL_CACHELINE], 1, NULL, ofi.addr[p], ofi.rbase[s][p], ofi.rkey[s][p],
+                        &wt.ctx[p]);
+    if (r == -FI_EAGAIN) break; /* the rest at the next look */
+    if (r) watch_fatal(p, fi_strerror((int)-r));
+    wt.pending[p] = 1, wt.out++;
+  }
+  wt.round_ns = now;
+}
+
+static void watch_drain(void) {
+  struct fi_cq_entry e[16];
+  ssize_t n;
+  while ((n = fi_cq_read(wt.cq, e, 16)) > 0)
+    for (ssize_t i = 0; i < n; i++) {
+      int p = (int)((struct fi_context *)e[i].op_context - wt.ctx);
+      if (p >= 0 && p < ofi.npes && wt.pending[p]) wt.pending[p] = 0, wt.out--;
+    }
+  if (n == -FI_EAVAIL) {
+    struct fi_cq_err_entry err = {0};
+    if (fi_cq_readerr(wt.cq, &err, 0) == 1) {
+      int p = (int)((struct fi_context *)err.op_context - wt.ctx);
+      if (p >= 0 && p < ofi.npes) watch_fatal(p, fi_strerror(err.err)); /* refused, reset: gone */
+    }
+  }
+}
+
+/* Called by every poll of a wait on the wire; cheap until the next look is due. */
+static void watch(void) {
+  if (SHOAL_LIKELY(!wt.timeout_ns)) return;
+  int64_t now = now_ns();
+  if (SHOAL_LIKELY(now < wt.next_ns) || pthread_mutex_trylock(&wt.mu)) return;
+  int64_t quarter = wt.timeout_ns / 4, step = quarter < 50000000 ? quarter : 50000000;
+  if (now - wt.last_ns > 2 * step) wt.round_ns += now - wt.last_ns; /* not waiting meanwhile: the clock paused */
+  wt.last_ns = now;
+  wt.next_ns = now + step;
+  if (wt.out < 0 || (!wt.ep && watch_open())) {
+    wt.out = -1, wt.timeout_ns = 0;
+  } else {
+    if (wt.out) watch_drain();
+    if (wt.out && now - wt.round_ns > wt.timeout_ns) {
+      int p = 0;
+      while (p < ofi.npes && !wt.pending[p]) p++;
+      watch_fatal(p, "link down, or the PE is stopped or gone");
+    }
+    if (!wt.out && now - wt.round_ns >= quarter) watch_round(now);
+  }
+  pthread_mutex_unlock(&wt.mu);
+}
+
+static shoal_status_t watch_init(void) {
+  long t = shoal_env.ofi_timeout;
+  wt.pending = calloc((size_t)ofi.npes, 1);
+  wt.ctx = calloc((size_t)ofi.npes, sizeof *wt.ctx);
+  if (!wt.pending || !wt.ctx) return SHOAL_ERR_NOMEM;
+  wt.out = 0;
+  wt.timeout_ns = t > 0 ? (int64_t)t * 1000000000 : 0;
+  wt.next_ns = wt.last_ns = wt.round_ns = now_ns();
+  return SHOAL_OK;
+}
+
+static void watch_fini(void) {
+  close_fid(&wt.ep);
+  close_fid(&wt.cq);
+  free(wt.pending);
+  free(wt.ctx);
+  wt.pending = NULL, wt.ctx = NULL;
+  wt.timeout_ns = 0, wt.out = 0;
+}
+
 /* While the PE polls the endpoint itself (it did within PT_HOLD_NS: a fixed window, so that a PE making only short
  * calls now and then does not keep the thread away), the thread sleeps a hold and looks again; otherwise it waits
  * on the sockets. It polls the CQ's fd itself: fi_cq_sread would run the provider's progress at every byte that
  * arrives, whoever else polls, until a receive completes. A provider whose CQ has no fd, or whose fabric cannot
  * fi_trywait, gets fi_cq_sread with a timeout of a millisecond instead. */
 static void *progress_main(void *arg) {
-  struct fi_cq_entry e[8];
+  struct fi_cq_msg_entry e[8];
   struct fid *cq = &ofi.rxcq->fid;
   long hold = PT_HOLD_NS;
   int fd = ofi.wait_fd;
@@ -315,7 +472,7 @@ static void *progress_main(void *arg) {
     if (n > 0)
       rx_handle(e, n);
     else if (n == -FI_EAVAIL && !atomic_load(&ofi.stop))
-      report_cq_error(ofi.rxcq);
+      rx_error();
   }
   return NULL;
 }
@@ -325,6 +482,7 @@ static void *progress_main(void *arg) {
  * this PE also answers their requests here (two PEs may wait for each other's answer, and the thread stands back
  * while the PE polls). */
 static void progress_once(void) {
+  watch();
   if (ofi.thread_on) note_poll();
   if (ofi.rx_main) rx_poll(); /* fi_cq_read runs the provider's progress too */
   else fi_cntr_read(ofi.t0.wcntr);
@@ -350,6 +508,7 @@ static shoal_status_t wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t 
     if (ok + bad >= want) return rc;
     if (ofi.thread_on) note_poll();
     if (spins % WAIT_POLLS == 0) {
+      watch();
       if (ofi.rx_main) rx_poll(); /* answers to peers: a second progress call */
       else if (t != &ofi.t0) fi_cntr_read(ofi.t0.wcntr); /* peers' RMA on this PE: the thread stands back */
     }
@@ -512,7 +671,8 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
   }
   w->gen++;
   amo_msg_t m = {.kind = MSG_REQ, .op = (uint8_t)op, .size = (uint8_t)size, .space = (uint8_t)space, .pe = ofi.me,
-                 .off = off, .operand = v, .compare = c, .id = (uint64_t)(w - ofi.waiters) | (uint64_t)w->gen << 8};
+                 .off = off, .operand = v, .compare = c, .id = (uint64_t)(w - ofi.waiters) | (uint64_t)w->gen << 8,
+                 .token = ofi.rtoken[pe]};
   ssize_t r = send_msg(&m, pe);
   if (r) {
     atomic_store(&w->state, 0);
@@ -523,6 +683,7 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
   shoal_wait_t ws = {0};
   for (unsigned spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != 2; spins++) {
     if (ofi.thread_on) note_poll();
+    if (spins % WAIT_POLLS == 0) watch();
     rx_poll();
     wait_backoff(&ws, spins);
   }
@@ -838,6 +999,29 @@ static struct fi_info *prefer_net(struct fi_info *list) {
   return list;
 }
 
+/* n random words of the kernel's (getrandom), each nonzero and of at most bytes bytes (a provider's mr_key_size),
+ * and distinct from one another. */
+static int random_words(uint64_t *out, int n, size_t bytes) {
+  uint64_t mask = bytes >= 8 ? ~0ull : bytes ? (1ull << (8 * bytes)) - 1 : 0;
+  if (!mask) {
+    for (int i = 0; i < n; i++) out[i] = (uint64_t)i + 1; /* no key room: the provider's keys are what they are */
+    return 0;
+  }
+  for (int i = 0; i < n; i++) {
+    bool again;
+    do {
+      if (getrandom(&out[i], sizeof out[i], 0) != (ssize_t)sizeof out[i]) {
+        shoal_warn("getrandom: %s: no random memory keys for the ofi transport", strerror(errno));
+        return -1;
+      }
+      out[i] &= mask;
+      again = !out[i];
+      for (int j = 0; j < i && !again; j++) again = out[j] == out[i];
+    } while (again);
+  }
+  return 0;
+}
+
 static shoal_status_t tl_init(shoal_boot_t *b) {
   if (ofi.up) {
     shoal_warn("shoal_tl_ofi_init: already initialized");
@@ -910,7 +1094,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   struct fi_cq_attr txa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
   if ((ret = fi_cq_open(ofi.domain, &txa, &ofi.t0.txcq, NULL))) { rc = open_fail("fi_cq_open", ret); goto fail; }
   /* The receive CQ gets a wait object for the progress thread; a provider without one runs without that thread. */
-  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_FD};
+  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD}; /* MSG: each message's length */
   bool can_wait = true;
   ofi.wait_fd = -1;
   if (fi_cq_open(ofi.domain, &rxa, &ofi.rxcq, NULL)) {
@@ -942,11 +1126,21 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   wire_t w = {.addrlen = ADDR_MAX};
   snprintf(w.prov, sizeof w.prov, "%s", info->fabric_attr->prov_name);
   uint64_t mr_mode = (uint64_t)info->domain_attr->mr_mode;
+  /* Secrets: the memory keys (where the provider takes ours: without FI_MR_PROV_KEY) and the message token, drawn
+   * from the kernel's random source by each PE and told to the job's PEs only, through the bootstrap. An endpoint
+   * that is not the job's would have to guess 64 bits for each (docs/design/trust.md). */
+  uint64_t keys[SHOAL_SPACE_MAX];
+  if (random_words(keys, SHOAL_SPACE_MAX, info->domain_attr->mr_key_size) ||
+      random_words(&ofi.token, 1, sizeof ofi.token)) {
+    rc = SHOAL_ERR_IO;
+    goto fail;
+  }
+  w.token = ofi.token;
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) {
     region_t *r = &ofi.reg[s];
     if (!r->base || (r->gpu_kind && !ofi.hmem)) continue;
     struct iovec iov = {r->base, r->len};
-    struct fi_mr_attr ma = {.mr_iov = &iov, .iov_count = 1, .requested_key = (uint64_t)s + 1,
+    struct fi_mr_attr ma = {.mr_iov = &iov, .iov_count = 1, .requested_key = keys[s],
                             .access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, .iface = FI_HMEM_SYSTEM};
     if (r->gpu_kind == SHOAL_GPU_CUDA) ma.iface = FI_HMEM_CUDA, ma.device.cuda = r->gpu_dev;
     else if (r->gpu_kind == SHOAL_GPU_HIP) ma.iface = FI_HMEM_ROCR;
@@ -973,6 +1167,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   all = malloc((size_t)ofi.npes * sizeof *all);
   ofi.addr = calloc((size_t)ofi.npes, sizeof *ofi.addr);
   ofi.t0.dirty = calloc((size_t)ofi.npes, sizeof *ofi.t0.dirty);
+  ofi.rtoken = calloc((size_t)ofi.npes, sizeof *ofi.rtoken);
   names = malloc((size_t)ofi.npes * alen);
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) {
     ofi.rbase[s] = calloc((size_t)ofi.npes, sizeof(uint64_t));
@@ -980,7 +1175,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
     ofi.rlen[s] = calloc((size_t)ofi.npes, sizeof(uint64_t));
     if (!ofi.rbase[s] || !ofi.rkey[s] || !ofi.rlen[s]) all = NULL;
   }
-  if (!all || !ofi.addr || !ofi.t0.dirty || !names) {
+  if (!all || !ofi.addr || !ofi.t0.dirty || !names || !ofi.rtoken) {
     rc = SHOAL_ERR_NOMEM;
     goto fail;
   }
@@ -1004,6 +1199,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
       goto fail;
     }
     memcpy(names + (size_t)p * alen, all[p].addr, alen);
+    ofi.rtoken[p] = all[p].token;
     for (int s = 0; s < SHOAL_SPACE_MAX; s++) {
       ofi.rbase[s][p] = virt ? all[p].base[s] : 0;
       ofi.rkey[s][p] = all[p].key[s];
@@ -1024,6 +1220,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   /* Requests may come whenever the fallback can (a peer's provider may lack an op ours has): the PE's own polls
    * answer them, since the thread stands back while it polls. */
   ofi.rx_main = ofi.fallback_ok;
+  if ((rc = watch_init())) goto fail;
   bool need = info->domain_attr->data_progress != FI_PROGRESS_AUTO || ofi.rx_main;
   if (need && !can_wait)
     shoal_warn("fi_cq_open: %s has no CQ wait object: progress only inside transport calls",
@@ -1068,6 +1265,10 @@ static void tl_fini(void) {
     pthread_join(ofi.thread, NULL);
     ofi.thread_on = false;
   }
+  watch_fini();
+  if (atomic_load(&ofi.dropped))
+    SHOAL_DEBUG(SHOAL_SUB_OFI, "%" PRIu64 " messages dropped (not from this job, or malformed)",
+                (uint64_t)atomic_load(&ofi.dropped));
   /* Contexts the program never destroyed: their endpoints hold the domain open. */
   while (ofi.txs.next && ofi.txs.next != &ofi.txs) tx_close(ofi.txs.next);
   /* Endpoint first (it cancels the posted receives), then what it was bound to. */
@@ -1083,8 +1284,28 @@ static void tl_fini(void) {
   fi_freeinfo(ofi.info);
   free(ofi.addr);
   free((void *)ofi.t0.dirty);
+  free(ofi.rtoken);
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) free(ofi.rbase[s]), free(ofi.rkey[s]), free(ofi.rlen[s]);
   memset(&ofi, 0, sizeof ofi);
+}
+
+/* Debian's libfabric links the psm provider's libinfinipath, whose constructor takes SIGSEGV, SIGBUS, SIGILL,
+ * SIGABRT, SIGINT and SIGTERM in every program that loads libshoal, shared-memory jobs too: it writes a .btr file
+ * into the working directory and exits 1, so that a crash is reported as an exit status. Give those signals back
+ * their default action when the handler is that library's (and only then: the program's own handlers come later,
+ * from main). Runs after the constructors of libshoal's dependencies. */
+__attribute__((constructor)) static void ofi_unhook_signals(void) {
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM, SIGQUIT};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction sa;
+    Dl_info d;
+    if (sigaction(sigs[i], NULL, &sa) || sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
+    void *fn = sa.sa_flags & SA_SIGINFO ? (void *)sa.sa_sigaction : (void *)sa.sa_handler;
+    if (!dladdr(fn, &d) || !d.dli_fname) continue;
+    const char *base = strrchr(d.dli_fname, '/');
+    base = base ? base + 1 : d.dli_fname;
+    if (!strncmp(base, "libinfinipath", 13) || !strncmp(base, "libpsm", 6)) signal(sigs[i], SIG_DFL);
+  }
 }
 
 void shoal_tl_ofi_test_force(unsigned flags) { force_flags = flags; }
@@ -1099,7 +1320,8 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .thread_progress = atomic_load(&ofi.thread_progress),
                                .thread_holds = atomic_load(&ofi.thread_holds), .writes = atomic_load(&ofi.t0.w_issued),
                                .reads = atomic_load(&ofi.t0.r_issued), .ctx_endpoints = atomic_load(&ofi.ntx),
-                               .ordered_signal = ofi.lazy_fence && ofi.inject_size >= sizeof(uint64_t)};
+                               .ordered_signal = ofi.lazy_fence && ofi.inject_size >= sizeof(uint64_t),
+                               .dropped = atomic_load(&ofi.dropped)};
 }
 
 /* ---- contexts: an endpoint each (spec 9.4; SOS gives each context a transmit context of its own) ----
