@@ -341,8 +341,8 @@ static struct {
 static void watch_fatal(int pe, const char *cause) {
   signal(SIGALRM, SIG_DFL);
   alarm(10); /* an abort that cannot reach the launcher (the link is down) must not keep this PE alive */
-  shoal_fatal("ofi", "PE %d did not answer for %lld s (%s; SHOAL_OFI_TIMEOUT): ending the job", pe,
-              (long long)(wt.timeout_ns / 1000000000), cause);
+  shoal_fatal("ofi", "PE %d did not answer for %.1f s (%s; SHOAL_OFI_TIMEOUT=%lld): ending the job", pe,
+              (double)(now_ns() - wt.round_ns) / 1e9, cause, (long long)(wt.timeout_ns / 1000000000));
 }
 
 static int watch_open(void) {
