@@ -9,6 +9,10 @@
 #   netns.sh --probe          exit 0 if namespaces can be made here, else 77
 # NETNS_MAP_BY=node deals the ranks round robin over the two hosts (mpirun --map-by node: a host's PEs are not
 # consecutive ranks); by default the first host gets ranks 0..N-1.
+# NETNS_PAUSE_DIR=DIR (for a driver that strikes the job, tests/mpirun/fault.py): the script writes the names of the
+# two namespaces to DIR/names ("A B", before mpirun starts), and once mpirun has exited, its status to DIR/status; it
+# then waits (at most 120 s) for DIR/go to exist before it removes the namespaces, so that the driver can look into
+# them (ip netns pids) first.
 # Exits 77 (a skip) with one line where namespaces cannot be made (not root, no ip command, a container that forbids
 # them), or without Open MPI's mpirun or PMIx (MPIRUN_SH_HAVE_PMIX, as for mpirun.sh). Everything is removed on exit.
 set -u
@@ -62,9 +66,21 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fwd="-x PATH"
 [ -n "${LD_LIBRARY_PATH-}" ] && fwd="$fwd -x LD_LIBRARY_PATH"
 for v in $(env | sed -n 's/^\(SHMEM_[A-Z_]*\|SHOAL_[A-Z_]*\|SMA_[A-Z_]*\)=.*/\1/p'); do fwd="$fwd -x $v"; done
-ip netns exec "$a" unshare --uts sh -c 'hostname "$0"; exec "$@"' "shoal-a$tag" \
-  mpirun --host "shoal-a$tag:$na,shoal-b$tag:$nb" -np $((na + nb)) ${NETNS_MAP_BY:+--map-by "$NETNS_MAP_BY"} \
-  --mca plm_rsh_agent "$agent" \
-  --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include shoal0 --mca btl self,vader,tcp \
-  --mca btl_tcp_if_include shoal0 --timeout "${MPIRUN_SH_TIMEOUT:-200}" \
-  -x FI_PROVIDER=tcp -x FI_TCP_IFACE=shoal0 -x SHOAL_OFI_PROVIDER=tcp $fwd "$@"
+run_job() {
+  ip netns exec "$a" unshare --uts sh -c 'hostname "$0"; exec "$@"' "shoal-a$tag" \
+    mpirun --host "shoal-a$tag:$na,shoal-b$tag:$nb" -np $((na + nb)) ${NETNS_MAP_BY:+--map-by "$NETNS_MAP_BY"} \
+    --mca plm_rsh_agent "$agent" \
+    --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include shoal0 --mca btl self,vader,tcp \
+    --mca btl_tcp_if_include shoal0 --timeout "${MPIRUN_SH_TIMEOUT:-200}" \
+    -x FI_PROVIDER=tcp -x FI_TCP_IFACE=shoal0 -x SHOAL_OFI_PROVIDER=tcp $fwd "$@"
+}
+[ -n "${NETNS_PAUSE_DIR-}" ] || { run_job "$@"; exit; }
+# (in the background, stdin is /dev/null and SIGINT is ignored by mpirun: the driver ends it with SIGTERM or SIGKILL)
+echo "$a $b" >"$NETNS_PAUSE_DIR/names.tmp" && mv "$NETNS_PAUSE_DIR/names.tmp" "$NETNS_PAUSE_DIR/names"
+run_job "$@" &
+wait $!
+rc=$?
+echo "$rc" >"$NETNS_PAUSE_DIR/status.tmp" && mv "$NETNS_PAUSE_DIR/status.tmp" "$NETNS_PAUSE_DIR/status"
+i=0
+while [ ! -e "$NETNS_PAUSE_DIR/go" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+exit "$rc"
