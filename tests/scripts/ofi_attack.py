@@ -4,7 +4,7 @@
   ofi_attack.py OSHRUN VICTIM ATTACKER NPES PROVIDER [netns]
 
 PROVIDER: net (FI_PROVIDER=net FI_NET_IFACE=...) or tcp (tcp;ofi_rxm: FI_PROVIDER=tcp FI_TCP_IFACE=...
-SHOAL_OFI_PROVIDER=tcp). As root, runs `OSHRUN -n NPES --timeout 40 VICTIM DONE 5` with SHOAL_TRANSPORT=ofi
+SHOAL_OFI_PROVIDER=tcp). As root, runs `OSHRUN -n NPES --timeout 90 VICTIM DONE 5` with SHOAL_TRANSPORT=ofi
 (tests/multi/ofi_victim: AMOs, puts and gets between the PEs in rounds of at most 5 s until the file DONE appears,
 then every value checked; "ofi_victim PE <i> ok"). Once every PE printed its "ready" line (its pid and the addresses
 of its heap and static buffers), the driver (root) finds each PE's listening TCP sockets (its /proc/PID/fd socket
@@ -182,7 +182,7 @@ def run(oshrun, victim, attacker, npes, prov, ns):
         env.pop(k, None)
     pre_a = ['ip', 'netns', 'exec', ns.a] if ns else []
     pre_b = ['ip', 'netns', 'exec', ns.b] if ns else []
-    cmd = pre_a + [oshrun, '-n', str(npes), '--timeout', '40', victim, done, ROUND_LIMIT]
+    cmd = pre_a + [oshrun, '-n', str(npes), '--timeout', '90', victim, done, ROUND_LIMIT]
     log('victim:', ' '.join(f'{k}={v}' for k, v in penv.items()), 'SHOAL_TRANSPORT=ofi', ' '.join(cmd))
     t0 = time.monotonic()
     job = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
