@@ -325,8 +325,8 @@ static bool pe_polls(long within) {
  * own (opened at the first round, so that its completions say which peer answered). A round that a peer leaves
  * unanswered for the timeout, while this PE kept waiting, ends the job with one line naming the peer: nothing
  * else notices a link that went down or a PE that was stopped (the provider's TCP retries take a quarter of an hour,
- * and a flag that never arrives is just a wait). A PE that stops waiting pauses its clock: a round is judged only
- * on time spent waiting. Costs a clock read per poll of a wait, one read per peer every timeout/4 while waiting. */
+ * and a flag that never arrives is just a wait). A PE that stops waiting for a quarter of the timeout starts the
+ * round's clock again when it waits next: a round is judged on a stretch of waiting only. Costs a clock read per poll of a wait, one read per peer every timeout/4 while waiting. */
 static struct {
   pthread_mutex_t mu;
   int64_t timeout_ns, next_ns, last_ns, round_ns, done_ns;
@@ -359,19 +359,29 @@ static int watch_open(void) {
 
 static bool watched(int p) { return p != ofi.me && shoal_g.tl_of && shoal_g.tl_of[p] == &shoal_tl_ofi_ops; }
 
-static void watch_round(int64_t now) {
+/* pending[p]: 1 a probe to post (a full transmit queue, as towards a link that is down, is tried again at the
+ * next look and counts as unanswered meanwhile), 2 posted. */
+static void watch_post(void) {
   for (int p = 0; p < ofi.npes; p++) {
-    if (!watched(p) || wt.pending[p]) continue;
+    if (wt.pending[p] != 1) continue;
     int s = 0;
     while (s < SHOAL_SPACE_MAX && !ofi.rlen[s][p]) s++;
-    if (s == SHOAL_SPACE_MAX) continue;
     ssize_t r = fi_read(wt.ep, &wt.byte[p % SHOAL_CACHELINE], 1, NULL, ofi.addr[p], ofi.rbase[s][p], ofi.rkey[s][p],
                         &wt.ctx[p]);
-    if (r == -FI_EAGAIN) break; /* the rest at the next look */
+    if (r == -FI_EAGAIN) break;
     if (r) watch_fatal(p, fi_strerror((int)-r));
-    wt.pending[p] = 1, wt.out++;
+    wt.pending[p] = 2;
+  }
+}
+
+static void watch_round(int64_t now) {
+  for (int p = 0; p < ofi.npes; p++) {
+    int s = 0;
+    while (s < SHOAL_SPACE_MAX && !ofi.rlen[s][p]) s++;
+    if (watched(p) && s < SHOAL_SPACE_MAX) wt.pending[p] = 1, wt.out++;
   }
   wt.round_ns = now;
+  watch_post();
 }
 
 static void watch_drain(void) {
@@ -380,7 +390,7 @@ static void watch_drain(void) {
   while ((n = fi_cq_read(wt.cq, e, 16)) > 0)
     for (ssize_t i = 0; i < n; i++) {
       int p = (int)((struct fi_context *)e[i].op_context - wt.ctx);
-      if (p >= 0 && p < ofi.npes && wt.pending[p]) wt.pending[p] = 0, wt.out--;
+      if (p >= 0 && p < ofi.npes && wt.pending[p] == 2) wt.pending[p] = 0, wt.out--;
     }
   if (n == -FI_EAVAIL) {
     struct fi_cq_err_entry err = {0};
@@ -397,13 +407,15 @@ static void watch(void) {
   int64_t now = now_ns();
   if (SHOAL_LIKELY(now < wt.next_ns) || pthread_mutex_trylock(&wt.mu)) return;
   int64_t quarter = wt.timeout_ns / 4, step = quarter < 50000000 ? quarter : 50000000;
-  if (now - wt.last_ns > 2 * step) wt.round_ns += now - wt.last_ns; /* not waiting meanwhile: the clock paused */
+  /* Not waiting for a while (a quarter: a loaded node may keep a waiting PE off its CPU for tenths of a second): the
+   * answers may wait for this PE's own progress, so the round starts over from now. */
+  if (now - wt.last_ns > quarter) wt.round_ns = now;
   wt.last_ns = now;
   wt.next_ns = now + step;
   if (wt.out < 0 || (!wt.ep && watch_open())) {
     wt.out = -1, wt.timeout_ns = 0;
   } else {
-    if (wt.out) watch_drain();
+    if (wt.out) watch_post(), watch_drain();
     if (wt.out && now - wt.round_ns > wt.timeout_ns) {
       int p = 0;
       while (p < ofi.npes && !wt.pending[p]) p++;

@@ -38,6 +38,10 @@ ip link set "sa$tag" netns "$a" && ip link set "sb$tag" netns "$b" || exit 1
 for side in "$a:sa$tag:1" "$b:sb$tag:2"; do
   ns=${side%%:*} rest=${side#*:}
   dev=${rest%%:*} host=${rest#*:}
+  # The launcher's own connections (mpirun to its daemon) notice a dead link only when TCP gives up: after
+  # tcp_retries2 retransmissions (15, a quarter of an hour, by default) or keepalive's probes when idle. A cluster
+  # that wants a lost link to end a job in seconds sets both (docs/launching.md); each namespace has its own.
+  ip netns exec "$ns" sysctl -qw net.ipv4.tcp_retries2=3 2>/dev/null
   ip -n "$ns" link set "$dev" name shoal0 &&
     ip -n "$ns" addr add "10.213.$k.$host/24" dev shoal0 &&
     ip -n "$ns" link set shoal0 up && ip -n "$ns" link set lo up || exit 1
@@ -71,6 +75,7 @@ run_job() {
     mpirun --host "shoal-a$tag:$na,shoal-b$tag:$nb" -np $((na + nb)) ${NETNS_MAP_BY:+--map-by "$NETNS_MAP_BY"} \
     --mca plm_rsh_agent "$agent" \
     --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include shoal0 --mca btl self,vader,tcp \
+  --mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3 \
     --mca btl_tcp_if_include shoal0 --timeout "${MPIRUN_SH_TIMEOUT:-200}" \
     -x FI_PROVIDER=tcp -x FI_TCP_IFACE=shoal0 -x SHOAL_OFI_PROVIDER=tcp $fwd "$@"
 }

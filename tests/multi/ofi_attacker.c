@@ -46,13 +46,16 @@
 #define OVERSIZE_N 80
 #define MAXOPS 65536 /* never reused: a late completion must find its own op */
 
-/* Today's fallback wire format (runtime/transport_ofi.c, a4787a6): 40 bytes. */
+/* The fallback wire format (runtime/transport_ofi.c): 40 bytes up to a4787a6, then 48 with the receiver's token
+ * at the end. Both are sent: the old length, and the new one with guessed tokens (0, random). */
 typedef struct amo_msg {
   uint8_t kind, op, size, space;
   int32_t pe;
   uint64_t off, operand, compare;
   uint64_t id;
+  uint64_t token;
 } amo_msg_t;
+#define OLD_MSG_LEN 40
 enum { MSG_REQ = 1, AMO_ADD = 6, SPACE_HEAP = 0, SPACE_STATIC = 2 };
 #define EVIL 0x0000100000000000ull /* what forged ADDs add: a victim sees it in its pattern or its counters */
 
@@ -350,14 +353,17 @@ int main(int argc, char **argv) {
     rma_class(RMA_ATOMIC, port, offs, noffs);
 
     /* Forged fallback requests: heap and static, each PE named as the requester. */
-    static amo_msg_t fm[2 * 64];
-    const void *bufs[2 * 64];
-    size_t lens[2 * 64];
+    static amo_msg_t fm[6 * 64];
+    const void *bufs[6 * 64];
+    size_t lens[6 * 64];
     int n = 0;
-    for (int p = 0; p < npes && p < 64; p++) {
-      fm[n] = forged(SPACE_HEAP, p, heap_off), bufs[n] = &fm[n], lens[n] = sizeof(amo_msg_t), n++;
-      fm[n] = forged(SPACE_STATIC, p, static_off), bufs[n] = &fm[n], lens[n] = sizeof(amo_msg_t), n++;
-    }
+    for (int p = 0; p < npes && p < 64; p++)
+      for (int v = 0; v < 3; v++) {
+        fm[n] = forged(SPACE_HEAP, p, heap_off), fm[n].token = v == 2 ? rnd() : 0;
+        bufs[n] = &fm[n], lens[n] = v ? sizeof(amo_msg_t) : OLD_MSG_LEN, n++;
+        fm[n] = forged(SPACE_STATIC, p, static_off), fm[n].token = v == 2 ? rnd() : 0;
+        bufs[n] = &fm[n], lens[n] = v ? sizeof(amo_msg_t) : OLD_MSG_LEN, n++;
+      }
     send_class("forged", port, bufs, lens, n, CLASS_S);
 
     /* Junk of every size class: random bytes, and the same sizes starting with a forged request (the target must
@@ -366,7 +372,7 @@ int main(int argc, char **argv) {
     for (int v = 0; v < 2; v++)
       for (size_t i = 0; i < sizeof jbuf[v]; i++) jbuf[v][i] = (unsigned char)rnd();
     amo_msg_t f = forged(SPACE_HEAP, 0, heap_off);
-    memcpy(jbuf[1], &f, sizeof f);
+    memcpy(jbuf[1], &f, OLD_MSG_LEN);
     static const size_t jsz[] = {1, 7, 39, 41, 64, 4096, 65536};
     n = 0;
     for (int v = 0; v < 2; v++)
