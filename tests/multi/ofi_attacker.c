@@ -194,8 +194,9 @@ static void report(const char *cls, int port, tally_t t) {
   fflush(stdout);
 }
 
-static const uint64_t keys[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0x100, 0xffffffffull,
-                                0x100000000ull, ~0ull};
+/* Up to a4787a6 the keys were fixed (space + 1: heap 1, static data 3); the others stand for any guess (with
+ * tcp;ofi_rxm each wrong one costs a new endpoint, so the list is short: a 64-bit random key is not guessed anyway). */
+static const uint64_t keys[] = {0, 1, 2, 3, 4, ~0ull};
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 enum { RMA_READ, RMA_WRITE, RMA_ATOMIC };
@@ -312,6 +313,7 @@ int main(int argc, char **argv) {
   int nports = argc - 6;
   setvbuf(stdout, NULL, _IOLBF, 0);
   t_start = now();
+  setenv("FI_OFI_RXM_BUFFER_SIZE", "2048", 0); /* as Shoal's PEs set it: rxm refuses a peer of another size */
 
   struct fi_info *h = fi_allocinfo();
   h->fabric_attr->prov_name = strdup(prov);
