@@ -105,7 +105,7 @@ typedef struct amo_msg {
   uint64_t token;
 } amo_msg_t;
 typedef struct waiter {
-  _Atomic uint32_t state; /* 0 free, 1 waiting, 2 answered, 3 a non-fetching AMO in flight (its answer frees it) */
+  _Atomic uint32_t state; /* 0 free, 1 waiting, 2 answered */
   uint32_t gen;
   int32_t status;
   uint64_t value;
@@ -171,7 +171,6 @@ static struct {
   _Atomic bool stop;
   _Alignas(SHOAL_CACHELINE) _Atomic int64_t polled_ns; /* the PE's last progress call of its own (note_poll) */
   _Atomic uint64_t thread_progress, thread_holds;      /* the thread's, for shoal_tl_ofi_query */
-  _Atomic uint64_t fb_out, fb_err; /* non-fetching fallback AMOs not yet answered, and refused (for the waits) */
 } ofi;
 static unsigned force_flags;
 static void tx_progress_all(void);
@@ -258,17 +257,7 @@ static void handle_msg(const amo_msg_t *m, size_t len) {
     unsigned slot = (unsigned)(m->id & 0xff);
     if (slot >= NWAIT) return;
     waiter_t *w = &ofi.waiters[slot];
-    uint32_t st = atomic_load_explicit(&w->state, memory_order_acquire);
-    if ((st != 1 && st != 3) || w->gen != (uint32_t)(m->id >> 8)) return;
-    if (st == 3) { /* nobody waits: count it done (and refused), free the slot */
-      if (m->op) {
-        atomic_fetch_add(&ofi.fb_err, 1);
-        shoal_warn("fi_atomic: a peer refused a non-fetching AMO (message fallback)");
-      }
-      atomic_store_explicit(&w->state, 0, memory_order_release);
-      atomic_fetch_sub_explicit(&ofi.fb_out, 1, memory_order_release);
-      return;
-    }
+    if (atomic_load_explicit(&w->state, memory_order_acquire) != 1 || w->gen != (uint32_t)(m->id >> 8)) return;
     w->value = m->operand;
     w->status = m->op ? SHOAL_ERR_INVAL : SHOAL_OK;
     atomic_store_explicit(&w->state, 2, memory_order_release);
@@ -525,15 +514,10 @@ static shoal_status_t wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t 
   uint64_t want = atomic_load(issued);
   shoal_status_t rc = SHOAL_OK;
   shoal_wait_t w = {0};
-  bool fb = c == t->wcntr; /* the writes include the non-fetching fallback AMOs (any endpoint's: they share t0) */
   for (unsigned spins = 0;; spins++) {
     uint64_t ok = fi_cntr_read(c), bad = fi_cntr_readerr(c), seen = atomic_load(errs);
     if (bad > seen && atomic_compare_exchange_strong(errs, &seen, bad)) rc = report_cq_error(t->txcq);
-    if (ok + bad >= want && (!fb || !atomic_load_explicit(&ofi.fb_out, memory_order_acquire))) {
-      if (fb && SHOAL_UNLIKELY(atomic_load_explicit(&ofi.fb_err, memory_order_relaxed)) && atomic_exchange(&ofi.fb_err, 0))
-        rc = rc ? rc : SHOAL_ERR_INVAL;
-      return rc;
-    }
+    if (ok + bad >= want) return rc;
     if (ofi.thread_on) note_poll();
     if (spins % WAIT_POLLS == 0) {
       watch();
@@ -635,8 +619,8 @@ static shoal_status_t get_common(txep_t *t, int space, int pe, size_t off, void 
   if (!n) return SHOAL_OK;
   uint64_t raddr = ofi.rbase[space][pe] + off, key = ofi.rkey[space][pe];
   shoal_status_t rc;
-  if (SHOAL_UNLIKELY(!ofi.flush || atomic_load_explicit(&ofi.fb_out, memory_order_relaxed)) && (rc = WAIT_W(t)))
-    return rc; /* no RMA_RAW, or fallback AMOs unanswered: a get must not pass the puts or AMOs before it */
+  if (SHOAL_UNLIKELY(!ofi.flush) && (rc = WAIT_W(t))) /* no RMA_RAW: a get must not pass the puts before it */
+    return rc;
   for (size_t done = 0; done < n;) {
     size_t len = n - done < ofi.max_msg ? n - done : ofi.max_msg;
     POST(t, "fi_read", fi_read(t->ep, (char *)dst + done, len, NULL, ofi.addr[pe], raddr + done, key, NULL));
@@ -698,30 +682,14 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
     if (i == NWAIT - 1) progress_once();
   }
   w->gen++;
-  /* Non-fetching: one message, no wait; quiet, fence and the waits for the writes wait for its answer (fb_out).
-   * A fetching AMO first waits for those, so that it sees them (as a blocking one did). */
-  bool async = !fetch;
-  if (async) {
-    atomic_fetch_add(&ofi.fb_out, 1);
-    atomic_store_explicit(&w->state, 3, memory_order_release);
-  } else if (atomic_load_explicit(&ofi.fb_out, memory_order_acquire)) {
-    shoal_wait_t ws = {0};
-    for (unsigned spins = 0; atomic_load_explicit(&ofi.fb_out, memory_order_acquire); spins++) {
-      if (ofi.thread_on) note_poll();
-      rx_poll();
-      wait_backoff(&ws, spins);
-    }
-  }
   amo_msg_t m = {.kind = MSG_REQ, .op = (uint8_t)op, .size = (uint8_t)size, .space = (uint8_t)space, .pe = ofi.me,
                  .off = off, .operand = v, .compare = c, .id = (uint64_t)(w - ofi.waiters) | (uint64_t)w->gen << 8,
                  .token = ofi.rtoken[pe]};
   ssize_t r = send_msg(&m, pe);
   if (r) {
     atomic_store(&w->state, 0);
-    if (async) atomic_fetch_sub(&ofi.fb_out, 1);
     return fail("fi_inject", r);
   }
-  if (async) return SHOAL_OK;
   /* Answers land in the receive CQ, which the progress thread reads too: poll it here rather than wait for that
    * thread's wake-up (whoever reads the answer fills w). */
   shoal_wait_t ws = {0};
@@ -765,11 +733,7 @@ static shoal_status_t amo_common(txep_t *t, int space, int pe, size_t off, int o
   if (kind == K_CMP) memcpy(&c, compare, size);
   shoal_status_t rc;
   if (SHOAL_UNLIKELY(t->fence_w || t->fence_a) && (rc = fence_before(t, true, !ofi.native[type]))) return rc;
-  if (!ofi.native[type]) {
-    rc = amo_fallback(space, pe, off, op, size, v, c, kind == K_WRITE ? NULL : fetch);
-    if (!rc && kind == K_WRITE) t->amo_out = true; /* answered by the next wait for the writes */
-    return rc;
-  }
+  if (!ofi.native[type]) return amo_fallback(space, pe, off, op, size, v, c, fetch);
 
   uint64_t raddr = ofi.rbase[space][pe] + off, key = ofi.rkey[space][pe];
   enum fi_datatype dt = amo_types[type].dt;
