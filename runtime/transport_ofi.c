@@ -10,7 +10,7 @@
  * instead. Non-fetching AMOs always ask for FI_DELIVERY_COMPLETE (no read ordering between AMOs and RMA reads).
  *
  * AMOs. A type is done natively (fi_atomic, fi_fetch_atomic, fi_compare_atomic) when fi_query_atomic says yes for
- * every op the spec has on it, else every op on it goes through the message fallback: a 40-byte request that the
+ * every op the spec has on it, else every op on it goes through the message fallback: a 48-byte request that the
  * target performs with __atomic builtins and answers. One route per type keeps AMOs on one object mutually atomic.
  *
  * Progress. With FI_PROGRESS_MANUAL data progress (tcp;ofi_rxm) nothing moves at a target that makes no libfabric
@@ -1060,7 +1060,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   chosen_by = chosen;
   /* rxm's fi_enable fills its pool of receive buffers (FI_OFI_RXM_BUFFER_SIZE each, 16 KiB by default): a memset
    * of tens of MiB per PE, 0.8 s of init at 2 PEs on tcp;ofi_rxm and 2.4 s at 4 on 2 cores (perf: 70% of the
-   * process in memset). Shoal sends rxm only 40-byte messages and 8-byte atomics (RMA goes to the core provider
+   * process in memset). Shoal sends rxm only 48-byte messages and 8-byte atomics (RMA goes to the core provider
    * without those buffers), so a smaller size unless the user set one; read at libfabric's first fi_getinfo. */
   setenv("FI_OFI_RXM_BUFFER_SIZE", "2048", 0);
   bool want_hmem = false;
