@@ -51,6 +51,8 @@
                                      messages against 64 buffers stalled a PE's AMO 3 times in 8 runs; 0 in 10
                                      with 1024). 48 KiB; each PE has one blocking AMO in flight per thread */
 #define NWAIT 64                  /* fallback AMOs in flight from one PE (one per thread) */
+#define RESEND_NS 200000000L      /* a fallback request unanswered this long is sent again (the target answers a */
+#define RESEND_MAX_NS 1600000000L /* request it saw again from its record), doubling up to this */
 #define PT_HOLD_NS 200000L        /* the progress thread's first look again at whether the PE still polls ... */
 #define PT_HOLD_MAX_NS 2000000L   /* ... doubling while it does, up to this: the longest a peer's operation waits
                                      for the thread after the PE stops polling (more often costs a bound PE 20-30%
@@ -170,6 +172,11 @@ static struct {
   _Atomic uint64_t dropped;    /* messages refused: foreign, malformed, truncated */
   _Atomic bool dropped_said;   /* the first drop's line was printed */
   waiter_t waiters[NWAIT];
+  /* The last request carried out for each (requester, waiter slot), and its answer: a request sent again (its
+   * answer or itself lost) is answered again without being carried out twice. Under exec_mu (the PE and its
+   * progress thread both handle messages). */
+  struct done { uint64_t id, value; uint8_t status; } *done; /* [npes * NWAIT] */
+  pthread_mutex_t exec_mu;
   pthread_t thread;
   _Atomic bool stop;
   _Alignas(SHOAL_CACHELINE) _Atomic int64_t polled_ns; /* the PE's last progress call of its own (note_poll) */
@@ -246,14 +253,29 @@ static void handle_msg(const amo_msg_t *m, size_t len) {
   if (m->kind == MSG_REQ) {
     amo_msg_t rep = {.kind = MSG_REP, .id = m->id, .token = ofi.rtoken[m->pe]};
     const region_t *r = m->space < SHOAL_SPACE_MAX ? &ofi.reg[m->space] : NULL;
-    if (!r || !r->mr || r->gpu_kind || (m->size != 4 && m->size != 8) || m->op >= SHOAL_TL_AMO_NOPS ||
-        m->off > r->len || m->size > r->len - m->off || m->off % m->size) {
+    if ((m->id & 0xff) >= NWAIT) {
+      drop("no such waiter", len);
+      return;
+    }
+    struct done *d = &ofi.done[(size_t)m->pe * NWAIT + (m->id & 0xff)];
+    int32_t age = (int32_t)((uint32_t)(m->id >> 8) - (uint32_t)(d->id >> 8));
+    pthread_mutex_lock(&ofi.exec_mu);
+    if (age < 0) { /* an older request sent again: its requester has its answer already */
+      pthread_mutex_unlock(&ofi.exec_mu);
+      return;
+    }
+    if (age == 0 && d->id == m->id) { /* sent again: the same answer, not done twice */
+      rep.operand = d->value, rep.op = d->status;
+    } else if (!r || !r->mr || r->gpu_kind || (m->size != 4 && m->size != 8) || m->op >= SHOAL_TL_AMO_NOPS ||
+               m->off > r->len || m->size > r->len - m->off || m->off % m->size) {
       rep.op = 1; /* refused */
     } else {
       void *p = (char *)r->base + m->off;
       rep.operand = m->size == 4 ? exec_uint32_t(p, m->op, (uint32_t)m->operand, (uint32_t)m->compare)
                                  : exec_uint64_t(p, m->op, m->operand, m->compare);
     }
+    d->id = m->id, d->value = rep.operand, d->status = rep.op;
+    pthread_mutex_unlock(&ofi.exec_mu);
     ssize_t e = send_msg(&rep, m->pe);
     if (e) fail("fi_inject", e);
   } else if (m->kind == MSG_REP) {
@@ -684,7 +706,7 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
     }
     if (i == NWAIT - 1) progress_once();
   }
-  w->gen++;
+  if (!++w->gen) w->gen = 1; /* generation 0 is that of a target's empty record */
   amo_msg_t m = {.kind = MSG_REQ, .op = (uint8_t)op, .size = (uint8_t)size, .space = (uint8_t)space, .pe = ofi.me,
                  .off = off, .operand = v, .compare = c, .id = (uint64_t)(w - ofi.waiters) | (uint64_t)w->gen << 8,
                  .token = ofi.rtoken[pe]};
@@ -696,11 +718,20 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
   /* Answers land in the receive CQ, which the progress thread reads too: poll it here rather than wait for that
    * thread's wake-up (whoever reads the answer fills w). */
   shoal_wait_t ws = {0};
-  int64_t t0 = now_ns();
+  int64_t t0 = now_ns(), resend = t0 + RESEND_NS, rto = RESEND_NS;
   for (unsigned spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != 2; spins++) {
     if (ofi.thread_on) note_poll();
     if (spins % WAIT_POLLS == 0) {
       watch();
+      int64_t now = now_ns();
+      if (now > resend) { /* the request or its answer may be lost (net: none posted): again, same id */
+        if ((r = send_msg(&m, pe))) {
+          atomic_store(&w->state, 0);
+          return fail("fi_inject", r);
+        }
+        rto = rto * 2 < RESEND_MAX_NS ? rto * 2 : RESEND_MAX_NS;
+        resend = now + rto;
+      }
       /* The peer answers probes but not this request: the message was lost (a provider that drops what finds no
        * receive posted). A line and the end of the job, not a silent hang. */
       if (wt.timeout_ns && now_ns() - t0 > wt.timeout_ns)
@@ -1197,6 +1228,8 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   ofi.addr = calloc((size_t)ofi.npes, sizeof *ofi.addr);
   ofi.t0.dirty = calloc((size_t)ofi.npes, sizeof *ofi.t0.dirty);
   ofi.rtoken = calloc((size_t)ofi.npes, sizeof *ofi.rtoken);
+  ofi.done = calloc((size_t)ofi.npes * NWAIT, sizeof *ofi.done);
+  pthread_mutex_init(&ofi.exec_mu, NULL);
   names = malloc((size_t)ofi.npes * alen);
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) {
     ofi.rbase[s] = calloc((size_t)ofi.npes, sizeof(uint64_t));
@@ -1204,7 +1237,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
     ofi.rlen[s] = calloc((size_t)ofi.npes, sizeof(uint64_t));
     if (!ofi.rbase[s] || !ofi.rkey[s] || !ofi.rlen[s]) all = NULL;
   }
-  if (!all || !ofi.addr || !ofi.t0.dirty || !names || !ofi.rtoken) {
+  if (!all || !ofi.addr || !ofi.t0.dirty || !names || !ofi.rtoken || !ofi.done) {
     rc = SHOAL_ERR_NOMEM;
     goto fail;
   }
@@ -1314,6 +1347,7 @@ static void tl_fini(void) {
   free(ofi.addr);
   free((void *)ofi.t0.dirty);
   free(ofi.rtoken);
+  free(ofi.done);
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) free(ofi.rbase[s]), free(ofi.rkey[s]), free(ofi.rlen[s]);
   memset(&ofi, 0, sizeof ofi);
 }

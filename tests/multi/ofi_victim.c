@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #define NPAT 512
-#define NO_DONE_S 100
+#define NO_DONE_S 200
 
 static long s_pat[NPAT];                     /* static pattern */
 static long s_lcount, s_lswap, s_mail;       /* static counters and mailbox */
