@@ -258,8 +258,9 @@ static void handle_msg(const amo_msg_t *m, size_t len) {
       return;
     }
     struct done *d = &ofi.done[(size_t)m->pe * NWAIT + (m->id & 0xff)];
-    int32_t age = (int32_t)((uint32_t)(m->id >> 8) - (uint32_t)(d->id >> 8));
     pthread_mutex_lock(&ofi.exec_mu);
+    int32_t age = (int32_t)((uint32_t)(m->id >> 8) - (uint32_t)(d->id >> 8)); /* under the lock: a repeat may be
+                                                                                 handled by the other thread */
     if (age < 0) { /* an older request sent again: its requester has its answer already */
       pthread_mutex_unlock(&ofi.exec_mu);
       return;
