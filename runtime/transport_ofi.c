@@ -110,8 +110,8 @@ typedef struct amo_msg {
   uint64_t token;
 } amo_msg_t;
 typedef struct waiter {
-  _Atomic uint32_t state; /* 0 free, 1 waiting, 2 answered */
-  uint32_t gen;
+  _Atomic uint32_t state; /* 0 free, 3 being set up, 1 waiting, 4 being answered, 2 answered */
+  _Atomic uint64_t gen; /* 56 bits travel in the id: never wraps in a job's life */
   int32_t status;
   uint64_t value;
 } waiter_t;
@@ -259,8 +259,7 @@ static void handle_msg(const amo_msg_t *m, size_t len) {
     }
     struct done *d = &ofi.done[(size_t)m->pe * NWAIT + (m->id & 0xff)];
     pthread_mutex_lock(&ofi.exec_mu);
-    int32_t age = (int32_t)((uint32_t)(m->id >> 8) - (uint32_t)(d->id >> 8)); /* under the lock: a repeat may be
-                                                                                 handled by the other thread */
+    int64_t age = (int64_t)((m->id >> 8) - (d->id >> 8)); /* under the lock: the other thread may handle a repeat */
     if (age < 0) { /* an older request sent again: its requester has its answer already */
       pthread_mutex_unlock(&ofi.exec_mu);
       return;
@@ -283,7 +282,15 @@ static void handle_msg(const amo_msg_t *m, size_t len) {
     unsigned slot = (unsigned)(m->id & 0xff);
     if (slot >= NWAIT) return;
     waiter_t *w = &ofi.waiters[slot];
-    if (atomic_load_explicit(&w->state, memory_order_acquire) != 1 || w->gen != (uint32_t)(m->id >> 8)) return;
+    /* A request sent again can be answered twice, and the PE or its progress thread may take either answer: claim
+     * the slot (1 -> 4) and check its generation after the claim, so that a late answer never fills the slot's
+     * next request. */
+    uint32_t waiting = 1;
+    if (!atomic_compare_exchange_strong(&w->state, &waiting, 4)) return;
+    if (atomic_load(&w->gen) != m->id >> 8) {
+      atomic_store_explicit(&w->state, 1, memory_order_release);
+      return;
+    }
     w->value = m->operand;
     w->status = m->op ? SHOAL_ERR_INVAL : SHOAL_OK;
     atomic_store_explicit(&w->state, 2, memory_order_release);
@@ -400,11 +407,15 @@ static void watch_post(void) {
   }
 }
 
+/* The next WATCH_PEERS far PEs in ring order, not all of them: each probe keeps a connection of the watch's own
+ * open, and a stopped PE has watchers on every side (the PEs before it), one of which waits soon enough in a job
+ * that cannot go on without it. */
+#define WATCH_PEERS 8
 static void watch_round(int64_t now) {
-  for (int p = 0; p < ofi.npes; p++) {
-    int s = 0;
+  for (int q = 1, n = 0; q < ofi.npes && n < WATCH_PEERS; q++) {
+    int p = (ofi.me + q) % ofi.npes, s = 0;
     while (s < SHOAL_SPACE_MAX && !ofi.rlen[s][p]) s++;
-    if (watched(p) && s < SHOAL_SPACE_MAX) wt.pending[p] = 1, wt.out++;
+    if (watched(p) && s < SHOAL_SPACE_MAX) wt.pending[p] = 1, wt.out++, n++;
   }
   wt.round_ns = now;
   watch_post();
@@ -701,17 +712,21 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
   waiter_t *w = NULL;
   for (unsigned i = 0;; i = (i + 1) % NWAIT) {
     uint32_t free_ = 0;
-    if (atomic_compare_exchange_weak(&ofi.waiters[i].state, &free_, 1)) {
+    if (atomic_compare_exchange_weak(&ofi.waiters[i].state, &free_, 3)) { /* 3: no answer may claim it yet */
       w = &ofi.waiters[i];
       break;
     }
     if (i == NWAIT - 1) progress_once();
   }
-  if (!++w->gen) w->gen = 1; /* generation 0 is that of a target's empty record */
+  uint64_t gen = (atomic_load(&w->gen) + 1) & ((1ull << 56) - 1);
+  atomic_store(&w->gen, gen ? gen : 1); /* generation 0 is that of a target's empty record */
+  atomic_store_explicit(&w->state, 1, memory_order_release);
   amo_msg_t m = {.kind = MSG_REQ, .op = (uint8_t)op, .size = (uint8_t)size, .space = (uint8_t)space, .pe = ofi.me,
-                 .off = off, .operand = v, .compare = c, .id = (uint64_t)(w - ofi.waiters) | (uint64_t)w->gen << 8,
-                 .token = ofi.rtoken[pe]};
-  ssize_t r = send_msg(&m, pe);
+                 .off = off, .operand = v, .compare = c,
+                 .id = (uint64_t)(w - ofi.waiters) | atomic_load(&w->gen) << 8, .token = ofi.rtoken[pe]};
+  ssize_t r;
+  /* A full transmit queue (behind a dead link, say): progress and the watch while it drains. */
+  while ((r = fi_inject(ofi.ep, &m, sizeof m, ofi.addr[pe])) == -FI_EAGAIN) progress_once();
   if (r) {
     atomic_store(&w->state, 0);
     return fail("fi_inject", r);
@@ -719,14 +734,17 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
   /* Answers land in the receive CQ, which the progress thread reads too: poll it here rather than wait for that
    * thread's wake-up (whoever reads the answer fills w). */
   shoal_wait_t ws = {0};
-  int64_t t0 = now_ns(), resend = t0 + RESEND_NS, rto = RESEND_NS;
+  int64_t t0 = now_ns(), last = t0, resend = t0 + RESEND_NS, rto = RESEND_NS;
   for (unsigned spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != 2; spins++) {
     if (ofi.thread_on) note_poll();
     if (spins % WAIT_POLLS == 0) {
       watch();
       int64_t now = now_ns();
+      if (now - last > wt.timeout_ns / 4) t0 += now - last; /* this PE was stopped (a suspended job): not the peer */
+      last = now;
       if (now > resend) { /* the request or its answer may be lost (net: none posted): again, same id */
-        if ((r = send_msg(&m, pe))) {
+        while ((r = fi_inject(ofi.ep, &m, sizeof m, ofi.addr[pe])) == -FI_EAGAIN) progress_once();
+        if (r) {
           atomic_store(&w->state, 0);
           return fail("fi_inject", r);
         }
@@ -1222,7 +1240,9 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   ofi.inject_size = info->tx_attr->inject_size;
   ofi.max_msg = info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : SIZE_MAX;
   ofi.fallback_ok = ofi.inject_size >= sizeof(amo_msg_t);
-  for (int i = 0; i < NRECV && ofi.fallback_ok; i++)
+  /* At most the receive queue's size (a provider with a smaller one would make post_recv retry for ever). */
+  size_t nrecv = info->rx_attr && info->rx_attr->size && info->rx_attr->size < NRECV ? info->rx_attr->size : NRECV;
+  for (size_t i = 0; i < nrecv && ofi.fallback_ok; i++)
     if ((ret = (int)post_recv(&ofi.rxbuf[i]))) { rc = open_fail("fi_recv", ret); goto fail; }
 
   all = malloc((size_t)ofi.npes * sizeof *all);
