@@ -751,12 +751,12 @@ static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t
         rto = rto * 2 < RESEND_MAX_NS ? rto * 2 : RESEND_MAX_NS;
         resend = now + rto;
       }
-      /* The peer answers probes but not this request: the message was lost (a provider that drops what finds no
-       * receive posted). A line and the end of the job, not a silent hang. */
-      if (wt.timeout_ns && now_ns() - t0 > wt.timeout_ns)
-        shoal_fatal("ofi", "PE %d did not answer a %s request (message fallback) for %lld s: the message was lost; "
-                    "ending the job (SHOAL_OFI_TIMEOUT)", pe, amo_ops[op].name,
-                    (long long)(wt.timeout_ns / 1000000000));
+      /* Unanswered for the timeout, resends and all (a dead link, or messages lost again and again): a line and the
+       * end of the job, as the watch's, not a silent hang. */
+      if (wt.timeout_ns && now - t0 > wt.timeout_ns)
+        shoal_fatal("ofi", "PE %d did not answer for %.1f s (a %s request of the message fallback: link down, the PE "
+                    "stopped or gone, or the message lost; SHOAL_OFI_TIMEOUT=%lld): ending the job", pe,
+                    (double)(now - t0) / 1e9, amo_ops[op].name, (long long)(wt.timeout_ns / 1000000000));
     }
     rx_poll();
     wait_backoff(&ws, spins);

@@ -40,10 +40,11 @@ NOBODY = 65534
 READY_LIMIT = 15.0    # s: every PE ready within this
 ATTACK_LIMIT = 150.0  # s: the attacker's own bound (every class bounds itself: ~1 s per port on net, ~12 s on
                       # tcp;ofi_rxm, whose refused tries cost a new endpoint each; more on a loaded machine)
-JOB_LIMIT = 15.0      # s: from DONE to oshrun's exit
+JOB_LIMIT = 60.0      # s: from DONE to oshrun's exit (see ROUND_LIMIT)
 GONE_GRACE = 2.0      # s: the job's processes must be gone this long after oshrun exits
-ROUND_LIMIT = '20'    # s: a round of the victim (under a flood on a loaded 2-core machine, net's rounds took
-                      # over 5 s now and then; a lost receive buffer or message hangs for good)
+ROUND_LIMIT = '60'    # s: a round of the victim. Under the flood on a loaded 2-core machine a round on net took
+                      # over 5 s, and once over 15 s, now and then (cause not found: docs/design/trust.md); a lost
+                      # receive buffer or message, the bugs this catches, hangs for good
 RMA_CLASSES = ('read', 'write', 'atomic')
 
 
