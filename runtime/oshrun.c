@@ -483,6 +483,18 @@ int main(int argc, char **argv) {
             slots);
     return 2;
   }
+  /* --mca KEY VALUE: Shoal has no MCA parameters. As Open MPI's mpirun does, the PEs get OMPI_MCA_KEY=VALUE (an Open
+   * MPI library in the program still sees it), and one note per key says that Shoal itself ignores it. */
+  for (int k = 0; k < o.nmca; k++) {
+    const char *key = o.mca[2 * k];
+    char var[strlen(key) + sizeof "OMPI_MCA_"];
+    snprintf(var, sizeof var, "OMPI_MCA_%s", key);
+    setenv(var, o.mca[2 * k + 1], 1);
+    bool said = false;
+    for (int j = 0; j < k && !said; j++) said = !strcmp(o.mca[2 * j], key);
+    if (!said)
+      fprintf(stderr, "oshrun: --mca %s: ignored, Shoal has no MCA parameters (the PEs get %s)\n", key, var);
+  }
   for (int k = 0; k < o.nexport; k++) {
     char *kv = o.exports[k], *eq = strchr(kv, '=');
     if (eq) {

@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-enum { OPT_HOSTFILE = 256, OPT_MAP_BY, OPT_BIND_TO, OPT_OVERSUB, OPT_TAG, OPT_REPORT, OPT_TIMEOUT };
+enum { OPT_HOSTFILE = 256, OPT_MAP_BY, OPT_BIND_TO, OPT_OVERSUB, OPT_TAG, OPT_REPORT, OPT_TIMEOUT, OPT_MCA, OPT_ROOT };
 
 static const struct option longopts[] = {
     {"np", required_argument, NULL, 'n'},          {"npernode", required_argument, NULL, 'N'},
@@ -22,6 +22,8 @@ static const struct option longopts[] = {
     {"map-by", required_argument, NULL, OPT_MAP_BY}, {"bind-to", required_argument, NULL, OPT_BIND_TO},
     {"oversubscribe", no_argument, NULL, OPT_OVERSUB}, {"tag-output", no_argument, NULL, OPT_TAG},
     {"report-bindings", no_argument, NULL, OPT_REPORT}, {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"mca", required_argument, NULL, OPT_MCA},     {"gmca", required_argument, NULL, OPT_MCA},
+    {"allow-run-as-root", no_argument, NULL, OPT_ROOT},
     {"version", no_argument, NULL, 'V'},           {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
@@ -109,6 +111,7 @@ static const char map_expect[] = "expected core, hwthread, slot, numa, socket, p
 
 void oshrun_opts_free(oshrun_opts_t *o) {
   free(o->exports);
+  free(o->mca);
   free(o->host_buf_);
   free(o->argv_copy_);
   memset(o, 0, sizeof *o);
@@ -145,7 +148,7 @@ int oshrun_opts_parse(int argc, char **argv, oshrun_opts_t *o, char *err, size_t
   opterr = 0; /* messages go to err, not stderr */
   while (!rc) {
     int at = optind ? optind : 1; /* the word getopt is about to read (also mid "-Vn4") */
-    int c = getopt_long(argc, av, "+:n:N:H:x:Vh", longopts, NULL);
+    int c = getopt_long(argc, av, "+:n:c:N:H:x:Vh", longopts, NULL);
     if (c == -1) break;
     const char *w = av[at];
     bool islong = w[0] == '-' && w[1] == '-';
@@ -169,13 +172,14 @@ int oshrun_opts_parse(int argc, char **argv, oshrun_opts_t *o, char *err, size_t
     char *arg = optarg;
     if (arg && !islong && arg != av[at + 1] && *arg == '=') arg++; /* "-n=4", "-x=VAR" */
     switch (c) {
+    case 'c': /* Open MPI's alias of -np */
     case 'n':
     case 'N': {
       int v = parse_count(arg, strlen(arg));
       if (v < 0)
         rc = fail(err, errlen, "oshrun: %s %s: expected a PE count%s in [1, %d]", name, arg,
                   c == 'N' ? " per node" : "", OSHRUN_MAX_PES);
-      *(c == 'n' ? &o->npes : &o->per_node) = v;
+      *(c == 'N' ? &o->per_node : &o->npes) = v;
       break;
     }
     case 'H': {
@@ -218,6 +222,27 @@ int oshrun_opts_parse(int argc, char **argv, oshrun_opts_t *o, char *err, size_t
         rc = fail(err, errlen, "oshrun: %s %s: expected core, numa or none", name, arg);
       o->bind_to = arg;
       break;
+    case OPT_MCA: { /* two words, as Open MPI takes them: --mca KEY VALUE (getopt gave KEY; VALUE is the next word) */
+      if (!env_name_ok(arg, strlen(arg))) {
+        rc = fail(err, errlen, "oshrun: %s %s: expected an MCA parameter name (A-Z a-z 0-9 _), then its value",
+                  name, arg);
+        break;
+      }
+      if (optind >= argc) {
+        rc = fail(err, errlen, "oshrun: %s %s: needs a value: %s KEY VALUE", name, arg, name);
+        break;
+      }
+      const char **m = realloc(o->mca, (size_t)(o->nmca + 1) * 2 * sizeof *m);
+      if (!m) {
+        rc = fail(err, errlen, "oshrun: out of memory");
+        break;
+      }
+      o->mca = m;
+      m[2 * o->nmca] = arg;
+      m[2 * o->nmca++ + 1] = av[optind++]; /* taken from getopt's words: it resumes at the next one */
+      break;
+    }
+    case OPT_ROOT: o->allow_run_as_root = true; break;
     case OPT_OVERSUB: o->oversubscribe = true; break;
     case OPT_TAG: o->tag_output = true; break;
     case OPT_REPORT: o->report_bindings = true; break;
@@ -352,7 +377,7 @@ int oshrun_local_slots(const oshrun_opts_t *o) {
 char **oshrun_handoff_argv(const oshrun_opts_t *o, int argc, char **argv, const char *launcher) {
   enum { NUM = 16 };
   if (!launcher || o->prog < 1 || o->prog >= argc) return NULL;
-  size_t max = 24 + 2 * (size_t)o->nexport + (size_t)(argc - o->prog) + 1;
+  size_t max = 25 + 2 * (size_t)o->nexport + 3 * (size_t)o->nmca + (size_t)(argc - o->prog) + 1;
   char **v = malloc(max * sizeof *v + 3 * NUM); /* the arguments, then room for three numbers */
   if (!v) return NULL;
   char *num = (char *)(v + max);
@@ -369,6 +394,8 @@ char **oshrun_handoff_argv(const oshrun_opts_t *o, int argc, char **argv, const 
   if (o->oversubscribe) ARG("--oversubscribe");
   if (o->tag_output) ARG("--tag-output");
   if (o->report_bindings) ARG("--report-bindings");
+  if (o->allow_run_as_root) ARG("--allow-run-as-root");
+  for (int i = 0; i < o->nmca; i++) ARG("--mca"), ARG(o->mca[2 * i]), ARG(o->mca[2 * i + 1]);
   for (int i = 0; i < o->nexport; i++) ARG("-x"), ARG(o->exports[i]);
   if (o->timeout > 0) { /* mpirun's --timeout is an int of seconds: round up, so the job never gets less */
     int s = o->timeout >= INT_MAX ? INT_MAX : (int)o->timeout;
@@ -384,7 +411,7 @@ char **oshrun_handoff_argv(const oshrun_opts_t *o, int argc, char **argv, const 
 void oshrun_usage(FILE *f) {
   fprintf(f,
           "usage: oshrun [options] [--] program [args...]\n"
-          "  -n, -np, --np N              number of PEs, 1..%d (default 1)\n"
+          "  -n, -np, --np, -c N          number of PEs, 1..%d (default 1)\n"
           "  -N, --npernode N             PEs per node, 1..%d\n"
           "  -H, --host H[:SLOTS][,...]   hosts; one that is not this machine hands the job to mpirun\n"
           "  --hostfile, --machinefile F  hosts, one a line: 'host', 'host:N' or 'host slots=N'\n"
@@ -392,6 +419,9 @@ void oshrun_usage(FILE *f) {
           "  --bind-to core|numa|none     bind each PE's CPUs (hwloc); default core when the PEs fit in the cores, else none\n"
           "  --oversubscribe              allow more PEs than slots or cores; no default binding\n"
           "  -x VAR[=VALUE]               export VAR (with VALUE) to the PEs\n"
+          "  --mca, --gmca KEY VALUE      an Open MPI MCA parameter: handed to mpirun, else exported to the PEs as\n"
+          "                               OMPI_MCA_KEY=VALUE with a note (Shoal has no MCA parameters)\n"
+          "  --allow-run-as-root          accepted (Shoal never refuses root; handed to mpirun)\n"
           "  --timeout S                  stop the job after S seconds, naming the PEs still running (exit 124)\n"
           "  --tag-output                 prefix every output line with [PE n]\n"
           "  --report-bindings            print each PE's cores, NUMA node and GPU\n"

@@ -20,15 +20,18 @@ typedef struct oshrun_opts {
   bool oversubscribe, tag_output, report_bindings;
   double timeout;        /* --timeout S, seconds > 0; 0 = none */
   int nexport; char **exports; /* -x VAR or VAR=VAL, in order (pointers into argv are fine) */
+  int nmca; const char **mca;  /* --mca/--gmca KEY VALUE pairs, in order: mca[2i] the key, mca[2i+1] its value */
+  bool allow_run_as_root;      /* --allow-run-as-root: Shoal never refuses root; passed on to mpirun */
   int prog;              /* index in argv of the program; argv[prog..] is the program and its arguments */
   enum { OSHRUN_RUN, OSHRUN_HELP, OSHRUN_VERSION } action;
   char **argv_copy_;     /* private: parse's copy of argv (some strings above point into it); freed by free */
   char *host_buf_;       /* private: the joined --host list that host points to */
 } oshrun_opts_t;
 
-/* Parse argv (argv[0] is oshrun's name) into *o, like Open MPI 4.1 mpirun: -n/-np/--np N, -N/-npernode/--npernode N,
+/* Parse argv (argv[0] is oshrun's name) into *o, like Open MPI 4.1 mpirun: -n/-np/--np/-c N, -N/-npernode/--npernode N,
  * --host/-H LIST, --hostfile/--machinefile FILE, --map-by M, --bind-to B, --oversubscribe, -x VAR[=VAL],
- * --timeout S, --tag-output, --report-bindings, --version/-V, --help/-h, each with an argument as the next word,
+ * --timeout S, --tag-output, --report-bindings, --mca/--gmca KEY VALUE (two words; KEY of A-Z a-z 0-9 _, not
+ * starting with a digit), --allow-run-as-root, --version/-V, --help/-h, each with an argument as the next word,
  * after '=' or (short forms) attached; the single-dash long forms -np, -host, -hostfile, ... are accepted too.
  * Parsing stops at "--" or at the first word that is not an option: the program, whose own options are never read.
  * Counts are integers in [1, OSHRUN_MAX_PES]; --timeout is a finite decimal number of seconds > 0; a --host entry is
@@ -58,7 +61,8 @@ int oshrun_local_slots(const oshrun_opts_t *o);
 
 /* The argv that hands a multi-node launch to the PMIx launcher `launcher` (e.g. "mpirun"), as SOS's oshrun does:
  *   launcher -np N [--npernode K] [--host H] [--hostfile F] [--map-by M] [--bind-to B] [--oversubscribe]
- *            [--tag-output] [--report-bindings] [-x VAR[=VAL]]... [--timeout S] program args...
+ *            [--tag-output] [--report-bindings] [--allow-run-as-root] [--mca KEY VALUE]... [-x VAR[=VAL]]...
+ *            [--timeout S] program args...
  * in Open MPI 4.1 mpirun's spellings. N is o->npes, or 1 (oshrun's default) when not given; options not given are
  * left out, so the launcher's defaults apply. mpirun's --timeout takes whole seconds: S is o->timeout rounded up.
  * Requires a parse that returned 0 with action OSHRUN_RUN (argc and argv the same as given to parse). Returns a

@@ -131,6 +131,40 @@ elif CASE == 'binding':
         expect(all(x[4] == NCPU for x in p), f'{args}: should not be bound ({NCPU} CPUs): {p}')
     p = job(['--bind-to=core', '-n', '1'], 1)
     expect(p and (NCPU == 1 or p[0][4] < NCPU), f'--bind-to=core: not bound: {p}')
+elif CASE == 'openmpi':
+    # Open MPI oshrun habits: -c N is -np N; --allow-run-as-root is accepted without a word; --mca/--gmca KEY VALUE
+    # reach the PEs as OMPI_MCA_KEY=VALUE with one note per key (the last value wins, as in Open MPI).
+    rc, out, err = run(['-c', '2', PROBE])
+    expect(rc == 0 and sorted(x[0] for x in pes(out)) == [0, 1] and all(x[1] == 2 for x in pes(out)),
+           f'-c 2: {rc} {out!r} {err!r}')
+    p = job(['-c3'], 3)
+    rc, out, err = run(['--allow-run-as-root', '-np', '2', PROBE])
+    expect(rc == 0 and len(pes(out)) == 2 and not err.strip(), f'--allow-run-as-root: {rc} {out!r} {err!r}')
+    rc, out, err = run(['--mca', 'btl', 'self,vader', '-mca', 'pml', 'ucx', '--mca', 'btl', '^openib', '--gmca',
+                        'spml', 'ucx', '-np', '2', PROBE, 'OMPI_MCA_btl'])
+    p = pes(out)
+    expect(rc == 0 and sorted(x[0] for x in p) == [0, 1] and all(x[5] == '^openib' for x in p),
+           f'--mca: PEs {p} should be 2 with OMPI_MCA_btl=^openib (rc {rc}, {err!r})')
+    notes = [l for l in err.splitlines() if l.strip()]
+    want = [f'oshrun: --mca {k}: ignored, Shoal has no MCA parameters (the PEs get OMPI_MCA_{k})'
+            for k in ('btl', 'pml', 'spml')]
+    expect(notes == want, f'--mca notes: {notes!r}, want {want!r}')
+    p = job(['--mca=pml', 'ucx', '-n', '1'], 1, prog_args=['OMPI_MCA_pml'])
+    expect(p and p[0][5] == 'ucx', f'--mca=pml ucx: {p}')
+    # the other habits of such scripts, all at once
+    rc, out, err = run(['--oversubscribe', '--bind-to', 'none', '--map-by', 'core', '--report-bindings', '-x',
+                        'SHOAL_CLI_VAR=z', '--allow-run-as-root', '-np', '2', PROBE, 'SHOAL_CLI_VAR'])
+    p = pes(out)
+    expect(rc == 0 and len(p) == 2 and all(x[5] == 'z' for x in p), f'combined options: {rc} {p} {err!r}')
+    # another machine: mpirun gets them as they were given, and no note (mpirun knows them)
+    rc, out, err = run(['--host', 'node-b.invalid', '-c', '2', '--allow-run-as-root', '--mca', 'plm_rsh_agent',
+                        'ssh -x', PROBE], path_prepend=fake_dir)
+    want = f'fake-mpirun -np 2 --host node-b.invalid --allow-run-as-root --mca plm_rsh_agent ssh -x {PROBE}'
+    expect(rc == 0 and out.strip() == want and 'ignored' not in err,
+           f'hand-off: {out.strip()!r} {err!r}, want {want!r}')
+    refused(['--mca', '1btl', 'x', PROBE], r'^oshrun: --mca 1btl: expected an MCA parameter name')
+    refused(['--mca', 'btl'], r'^oshrun: --mca btl: needs a value: --mca KEY VALUE$')
+    refused(['-c', '0', PROBE], r'^oshrun: -c 0: expected a PE count in \[1, 4096\]$')
 else:
     print(f'oshrun_cli.py: unknown case {CASE}')
     sys.exit(2)

@@ -163,6 +163,31 @@ START_TEST(exports) {
 }
 END_TEST
 
+/* Open MPI oshrun habits: -c N, --allow-run-as-root, --mca/--gmca KEY VALUE (two words). */
+START_TEST(openmpi_habits) {
+  OK(3, "-c", "4", "./a");
+  ck_assert_int_eq(o.npes, 4);
+  OK(2, "-c2", "./a");
+  ck_assert_int_eq(o.npes, 2);
+  OK(2, "--allow-run-as-root", "./a");
+  ck_assert(o.allow_run_as_root);
+  OK(11, "--mca", "btl", "self,vader", "-mca", "pml", "ucx", "--gmca", "spml", "ucx", "-c2", "./a", "--mca");
+  ck_assert_int_eq(o.npes, 2);
+  ck_assert_int_eq(o.nmca, 3);
+  ck_assert_str_eq(o.mca[0], "btl");
+  ck_assert_str_eq(o.mca[1], "self,vader");
+  ck_assert_str_eq(o.mca[2], "pml");
+  ck_assert_str_eq(o.mca[5], "ucx");
+  OK(3, "--mca=btl", "^openib", "./a");
+  ck_assert_str_eq(o.mca[1], "^openib");
+  BAD("oshrun: --mca btl: needs a value: --mca KEY VALUE", "--mca", "btl");
+  BAD("oshrun: --mca b-tl: expected an MCA parameter name", "--mca", "b-tl", "x", "./a");
+  BAD("oshrun: no program given", "--mca", "btl", "./a"); /* as in Open MPI: ./a is the value */
+  BAD("option '-c' needs an argument", "-c");
+  BAD("oshrun: -c 0: expected a PE count", "-c", "0", "./a");
+}
+END_TEST
+
 START_TEST(exports_order) {
   OK(6, "-x", "A_1=x=y z", "-xB", "-x", "_C=", "./a");
   ck_assert_int_eq(o.nexport, 3);
@@ -479,6 +504,8 @@ START_TEST(handoff) {
   HANDOFF("mpirun", "-np", "1", "--timeout", "3", "./app");
   OK(2, "--timeout=1e12", "./app");
   HANDOFF("mpirun", "-np", "1", "--timeout", "2147483647", "./app");
+  OK(7, "--allow-run-as-root", "--mca", "plm_rsh_agent", "ssh -x", "-c", "2", "./app");
+  HANDOFF("mpirun", "-np", "2", "--allow-run-as-root", "--mca", "plm_rsh_agent", "ssh -x", "./app");
   OK(3, "-machinefile", "hf", "./app");
   HANDOFF("mpirun", "-np", "1", "--hostfile", "hf", "./app");
   ck_assert_ptr_null(oshrun_handoff_argv(&o, ac, av, NULL));
@@ -497,7 +524,8 @@ START_TEST(usage) {
   fclose(f);
   static const char *const opts[] = {"-n,", "-np", "--np", "-N,", "--npernode", "-H,", "--host", "--hostfile",
                                      "--machinefile", "--map-by", "--bind-to", "--oversubscribe", "-x VAR",
-                                     "--timeout", "--tag-output", "--report-bindings", "-V,", "--version", "-h,",
+                                     "--timeout", "--tag-output", "--report-bindings", "--mca", "--gmca",
+                                     "--allow-run-as-root", "-c N", "-V,", "--version", "-h,",
                                      "--help", "4096"};
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) ck_assert_msg(strstr(text, opts[i]), "no %s", opts[i]);
   ck_assert_int_eq(text[len - 1], '\n');
@@ -513,6 +541,7 @@ static Suite *opts_suite(void) {
   tcase_add_test(t, placement);
   tcase_add_test(t, exports);
   tcase_add_test(t, exports_order);
+  tcase_add_test(t, openmpi_habits);
   tcase_add_test(t, timeouts);
   tcase_add_test(t, actions);
   tcase_add_test(t, program_stops_parsing);
