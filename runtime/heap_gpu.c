@@ -357,10 +357,9 @@ void *shoal_gpu_heap_alloc(const char *routine, size_t size, size_t align) {
   size_t off;
   if (!size || !G.ready) return NULL;
   if (shoal_alloc_alloc(&G.alloc, size, align, &off)) {
-    if (shoal_env.debug)
-      shoal_warn("%s: cannot allocate %zu bytes (alignment %zu) of device memory: %zu bytes free (largest block "
-                 "%zu) of %zu (SHOAL_DEVICE_SYMMETRIC_SIZE)", routine, size, align, shoal_alloc_free_bytes(&G.alloc),
-                 shoal_alloc_largest_free(&G.alloc), G.alloc.size);
+    static bool said; /* the first failure is said whatever SHMEM_DEBUG says (see shoal_heap_say_full) */
+    shoal_heap_say_full(routine, "device symmetric heap", &G.alloc, size, align, "SHOAL_DEVICE_SYMMETRIC_SIZE",
+                        &said);
     return NULL;
   }
   return G.user_base + off;

@@ -74,6 +74,7 @@ typedef struct shoal_env {
   char transport[8];       /* SHOAL_TRANSPORT: auto | shm | ofi */
   long node_pes;           /* SHOAL_NODE_PES: testing, PEs per simulated node; -1 = off */
   char node_map[8];        /* SHOAL_NODE_MAP: testing, block | cyclic (how SHOAL_NODE_PES deals the ranks) */
+  char bootstrap[8];       /* SHOAL_BOOTSTRAP: auto | single (a 1-PE job whatever the launcher's variables say) */
 } shoal_env_t;
 extern shoal_env_t shoal_env;
 /* Largest value of a size variable: every sum and page round-up done with one stays far from overflow. */
@@ -177,6 +178,11 @@ size_t shoal_alloc_size_of(const shoal_alloc_t *a, size_t off);
 shoal_status_t shoal_alloc_resize(shoal_alloc_t *a, size_t off, size_t size);
 size_t shoal_alloc_free_bytes(const shoal_alloc_t *a);
 size_t shoal_alloc_largest_free(const shoal_alloc_t *a);
+/* An allocation of size bytes (alignment align) from heap a failed: one line naming routine, the size, what is free
+ * and var, the variable that enlarges the heap. The first failure of each heap (*said false) is always said, as SOS
+ * does, so that a NULL from a too-small heap is never silent; later ones only with SHMEM_DEBUG. Sets *said. */
+void shoal_heap_say_full(const char *routine, const char *which, const shoal_alloc_t *a, size_t size, size_t align,
+                         const char *var, bool *said);
 
 /* ---- symmetric spaces: regions that every PE has at the same offsets ---- */
 enum { SHOAL_SPACE_HEAP = 0, SHOAL_SPACE_DEVICE = 1, SHOAL_SPACE_STATIC = 2, SHOAL_SPACE_MAX = 4 };
