@@ -4,7 +4,7 @@
  * mpirun, prterun, srun --mpi=pmix) -> boot_pmix.c; neither -> a 1-PE job, unless another launcher's variables say
  * that this process is one of several (then one line and a failure, not a silent 1-PE job). A program started from
  * inside a PE inherits that PE's launcher variables: SHOAL_PE_JOB, which every PE sets to its job's name, tells it
- * they are not its own, and it runs as a 1-PE job of its own. */
+ * they are not its own, and it runs as a 1-PE job of its own. SHOAL_BOOTSTRAP=single makes any process a 1-PE job. */
 #include "shoal.h"
 #include "boot_proto.h"
 
@@ -12,12 +12,19 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Another launcher's process count, when it says there are several processes and gives us no bootstrap. */
-static const char *other_launcher(long *n) {
-  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "PMIX_SIZE", "MPI_LOCALNRANKS"};
+/* Another launcher's process count, when it says there are several processes and gives us no bootstrap; *task is
+ * this process's number there (its rank variable), or 0 when it has none. SLURM_STEP_NUM_TASKS: srun without
+ * -n sets no SLURM_NTASKS in some setups, but always this. */
+static const char *other_launcher(long *n, long *task) {
+  static const char *const vars[][2] = {{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"}, {"PMI_SIZE", "PMI_RANK"},
+                                        {"SLURM_NTASKS", "SLURM_PROCID"}, {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID"},
+                                        {"PMIX_SIZE", "PMIX_RANK"}, {"MPI_LOCALNRANKS", "MPI_LOCALRANKID"}};
   for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-    const char *s = getenv(vars[i]);
-    if (s && !shoal_env_parse_long(s, n) && *n > 1) return vars[i];
+    const char *s = getenv(vars[i][0]), *r = getenv(vars[i][1]);
+    if (s && !shoal_env_parse_long(s, n) && *n > 1) {
+      if (!r || shoal_env_parse_long(r, task) || *task < 0 || *task >= *n) *task = 0;
+      return vars[i][0];
+    }
   }
   return NULL;
 }
@@ -50,6 +57,13 @@ static void node_split(shoal_boot_t *b, long k, bool cyclic) {
 
 shoal_status_t shoal_boot_init(shoal_boot_t *b) {
   shoal_boot_t nb = {.fd = -1, .node_listen = -1, .node_fd = -1};
+  if (!strcmp(shoal_env.bootstrap, "single")) {
+    shoal_status_t rc = singleton(&nb);
+    if (rc) return rc;
+    SHOAL_DEBUG(SHOAL_SUB_BOOT, "SHOAL_BOOTSTRAP=single: running as a 1-PE job");
+    *b = nb;
+    return SHOAL_OK;
+  }
   const char *addr = getenv(SHOAL_BOOT_ENV_ADDR), *ns = getenv("PMIX_NAMESPACE"), *job = getenv(SHOAL_BOOT_ENV_JOB);
   if (addr)
     snprintf(nb.job, sizeof nb.job, "oshrun:%s", addr);
@@ -66,11 +80,14 @@ shoal_status_t shoal_boot_init(shoal_boot_t *b) {
   } else if (nb.job[0]) {
     nb.ops = &shoal_boot_pmix_ops;
   } else {
-    long n = 0;
-    const char *var = job ? NULL : other_launcher(&n);
+    long n = 0, task = 0;
+    const char *var = job ? NULL : other_launcher(&n, &task);
     if (var) {
+      /* Every task of an `srun -n 4` says this: its line names its task (the log's PE number), not "PE 0" 4 times. */
+      b->rank = (int)task, b->size = (int)n;
       shoal_warn("shmem_init: %s=%ld says this is one of %ld processes, but no bootstrap reaches them (no oshrun, "
-                 "no PMIx server%s): run it with oshrun, mpirun, prterun or srun --mpi=pmix", var, n, n,
+                 "no PMIx server%s): run it with oshrun, mpirun, prterun or srun --mpi=pmix (docs/launching.md; "
+                 "SHOAL_BOOTSTRAP=single runs each as a 1-PE job)", var, n, n,
                  SHOAL_HAVE_PMIX ? "" : "; this Shoal was built without PMIx");
       return SHOAL_ERR_INVAL;
     }

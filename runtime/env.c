@@ -105,6 +105,10 @@ static const env_var_t env_table[] = {
   {"SHOAL_NODE_MAP", ENV_ENUM, "block", F(node_map), "block|cyclic",
    "testing, with SHOAL_NODE_PES=k: block: ranks 0..k-1 make the first node, k..2k-1 the next, ...; cyclic: rank r "
    "is on node r mod ceil(PEs / k), as Open MPI's --map-by node deals them. The same on every PE"},
+  {"SHOAL_BOOTSTRAP", ENV_ENUM, "auto", F(bootstrap), "auto|single",
+   "auto: the launcher that started the process (oshrun, PMIx), else a 1-PE job, refused where another launcher's "
+   "variables say it is one of several processes (srun without --mpi=pmix); single: a 1-PE job whatever the "
+   "launcher's variables say (srun -n 4 ./app as four separate 1-PE jobs)"},
 };
 #undef F
 

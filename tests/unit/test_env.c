@@ -141,7 +141,8 @@ static const char *managed[] = {"SHMEM_SYMMETRIC_SIZE", "SHMEM_DEBUG", "SHMEM_IN
                                 "SHOAL_DEVICE_SYMMETRIC_SIZE", "SHOAL_COLL_VARIANT", "SHOAL_TOPO",
                                 "SHOAL_COLL_BARRIER_ALGO", "SHOAL_COLL_BCAST_ALGO", "SHOAL_COLL_FCOLLECT_ALGO",
                                 "SHOAL_COLL_ALLTOALL_ALGO", "SHOAL_COLL_REDUCE_ALGO", "SHOAL_COLL_COLLECT_ALGO",
-                                "SHOAL_COLL_GPU_TILE", "SHOAL_COLL_GPU_SMS", "SHOAL_NODE_MAP"};
+                                "SHOAL_COLL_GPU_TILE", "SHOAL_COLL_GPU_SMS", "SHOAL_NODE_MAP",
+                                "SHOAL_BOOTSTRAP"};
 /* Set by these tests only: the SMA_ spellings and names that are no variable of ours. */
 static const char *extra[] = {"SMA_SYMMETRIC_SIZE", "SMA_DEBUG", "SMA_INFO", "SMA_VERSION", "SHMEM_SYMETRIC_SIZE",
                               "SHOAL_FOO", "SHOAL_COLL_BCAST_ALG", "SHMEM_X"};
@@ -247,6 +248,7 @@ START_TEST(load_rejects) {
   load_bad("SHOAL_COLL_FCOLLECT_ALGO", "", "auto|push|ring|rdbl|push-unsafe|hierarchical");
   load_bad("SHOAL_COLL_ALLTOALL_ALGO", "ring", "auto|push|pairwise|push-unsafe|hierarchical");
   load_bad("SHOAL_NODE_MAP", "round-robin", "block|cyclic");
+  load_bad("SHOAL_BOOTSTRAP", "pmix", "auto|single");
   load_bad("SHOAL_COLL_REDUCE_ALGO", "fast", "auto|oneshot|rdbl|rsag|hierarchical");
   load_bad("SHOAL_COLL_COLLECT_ALGO", "push-unsafe", "auto|push|ring|rdbl");
   load_bad("SHOAL_TOPO", "", "the path of an hwloc .xml file, or a synthetic description");
