@@ -8,7 +8,8 @@ prints what it received, against that installed tree alone, the two ways other b
   directory alone (no PMIx, hwloc, libfabric or CUDA path), --libs carry -Wl,-rpath to the installed libdir, and
   --static --libs name no absolute path (a hard-coded libcudart_static.a was there);
 - CMake: a CMakeLists.txt with find_package(shoal 0.1 REQUIRED) (CMAKE_PREFIX_PATH=DEST+PREFIX) and
-  target_link_libraries(... shoal::shoal) builds use.c and use.cpp (C++: the shmem_p overload); shoal_VERSION must be
+  target_link_libraries(... shoal::shoal) builds use.c and use.cpp (C++: the shmem_p overload), use.c run as
+  `cmake --install` puts it (CMake rewrites rpaths there), use.cpp from the build tree; shoal_VERSION must be
   VERSION, find_package(shoal 99) must fail (the version file), and COMPONENTS device must be found exactly when CUDA
   is "yes" (Shoal built with CUDA).
 Each program runs under the installed oshrun at 2 PEs with LD_LIBRARY_PATH unset: each PE must print the value the
@@ -69,6 +70,7 @@ add_executable(use_c use.c)
 target_link_libraries(use_c PRIVATE shoal::shoal)
 add_executable(use_cxx use.cpp)
 target_link_libraries(use_cxx PRIVATE shoal::shoal)
+install(TARGETS use_c)
 '''
 
 
@@ -154,10 +156,14 @@ def main():
         if (m.group(3) in ('1', 'TRUE')) != want_dev:
             problems.append(f'find_package(shoal COMPONENTS device): shoal_FOUND={m.group(3)}, expected '
                             f'{"found" if want_dev else "not found"} (CUDA {cuda})')
+        appdir = os.path.join(outdir, 'app-install')
         if run([cmake, '--build', bdir], env=env, timeout=300).returncode:
             problems.append('cmake --build: use.c and use.cpp with shoal::shoal do not build')
-        else:
-            exes += [('c', 'CMake', os.path.join(bdir, 'use_c')), ('cxx', 'CMake', os.path.join(bdir, 'use_cxx'))]
+        elif run([cmake, '--install', bdir, '--prefix', appdir], env=env).returncode:
+            problems.append('cmake --install of the user\'s project failed')
+        else:  # use_c as `cmake --install` left it (CMake rewrites the rpath there), use_cxx from the build tree
+            exes += [('c', 'CMake (installed)', os.path.join(appdir, 'bin', 'use_c')),
+                     ('cxx', 'CMake', os.path.join(bdir, 'use_cxx'))]
 
     for lang, how, exe in exes:
         r = run([oshrun, '-n', '2', '--timeout', '60', exe], env=env)
