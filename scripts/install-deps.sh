@@ -4,12 +4,12 @@
 #   optional, used when present: libfabric and PMIx (multi-node), hipcc (HIP backend, compiled in CI),
 #   Open MPI's OSHMEM (perf/compare), pandoc (man pages from docs/man/*.md; skipped without it),
 #   python3-matplotlib (scripts/plot.py, perf/compare), iproute2 and util-linux (suite netns: two network namespaces
-#   as two hosts). nvcc is not a Debian package: the CUDA backend is built when nvcc is found on PATH or in
-#   /usr/local/cuda/bin.
+#   as two hosts), cmake (test install-use: a user's find_package(shoal)). nvcc is not a Debian package: the CUDA
+#   backend is built when nvcc is found on PATH or in /usr/local/cuda/bin.
 set -euo pipefail
 pkgs=(gcc g++ make meson ninja-build pkg-config python3 libhwloc-dev hwloc check
       libfabric-dev libpmix-dev hipcc libamdhip64-dev openmpi-bin libopenmpi-dev procps
-      pandoc python3-matplotlib iproute2 util-linux)
+      pandoc python3-matplotlib iproute2 util-linux cmake)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""check_gpu_toolchain.py MESON BUILDDIR PREFIX OUTDIR NVCC CUOBJDUMP ARCHS SOURCE - a CUDA user's toolchain (issue 14).
+"""check_gpu_toolchain.py MESON BUILDDIR PREFIX OUTDIR NVCC CUOBJDUMP ARCHS SOURCE TESTARCH - a CUDA user's toolchain
+(issues 14 and 32).
 
 Installs BUILDDIR into OUTDIR/dest (DESTDIR) and, against that installed tree alone (the wrappers' PREFIX paths
-pointed at DESTDIR + PREFIX, pkg-config through PKG_CONFIG_SYSROOT_DIR), checks:
+pointed at DESTDIR + PREFIX, pkg-config's by --define-variable=prefix), checks:
 - bin/oshnvcc is installed; its --showme:link is in nvcc's spelling (-Xlinker, no -Wl,), and so is oshcc's when
   SHOAL_CC=nvcc;
 - SOURCE (a .cu calling the device API, no per-unit setup call) builds with oshnvcc, with SHOAL_CC=nvcc oshcc, in two
-  steps (oshnvcc -c, then oshnvcc to link), and with nvcc $(pkg-config --cflags --libs shoal); each program runs
-  (exit 0 with PASS lines on a GPU, 77 with a SKIP line without one);
+  steps (oshnvcc -c, then oshnvcc to link), with nvcc $(pkg-config --cflags --libs shoal-cuda) (Shoal's include
+  directory alone, an rpath in nvcc's spelling), and with CMake: find_package(shoal REQUIRED COMPONENTS device),
+  target_link_libraries(... shoal::device), project(... CUDA), CUDA_ARCHITECTURES of TESTARCH (sm_NN; when cmake is
+  installed); each program runs without LD_LIBRARY_PATH (exit 0 with PASS lines on a GPU, 77 with a SKIP line
+  without one);
 - the usage comment at the top of the installed shoal/shmem_coll_device.cuh (its shmemx_*_block(SHMEM_TEAM_WORLD,
   ...) lines) compiles in a kernel, as written;
 - libshoal.so holds a device ELF for every architecture of ARCHS (comma-separated: what meson built for), checked with
@@ -23,7 +27,7 @@ import sys
 
 
 def run(cmd, env=None, timeout=300):
-    e = dict(os.environ)
+    e = {k: v for k, v in os.environ.items() if k != 'LD_LIBRARY_PATH'}  # programs find libshoal by their rpath
     e.update(env or {})
     shown = ' '.join(f'{k}={v}' for k, v in (env or {}).items() if k != 'PATH')  # PATH: nvcc's folder first
     r = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout)
@@ -68,10 +72,10 @@ def relocated(path, prefix, root, out):
 
 
 def main():
-    if len(sys.argv) != 9:
+    if len(sys.argv) != 10:
         print(__doc__)
         return 2
-    meson, build, prefix, outdir, nvcc, cuobjdump, archs, source = sys.argv[1:9]
+    meson, build, prefix, outdir, nvcc, cuobjdump, archs, source, test_arch = sys.argv[1:10]
     outdir = os.path.abspath(outdir)
     dest = os.path.join(outdir, 'dest')
     shutil.rmtree(dest, ignore_errors=True)
@@ -133,20 +137,49 @@ def main():
     else:
         check_program(two, 'oshnvcc in two steps')
 
-    pcdirs = [os.path.dirname(p) for p in glob.glob(os.path.join(root, '**', 'shoal.pc'), recursive=True)]
+    # pkg-config: shoal-cuda.pc (nvcc refuses shoal.pc's -Wl,-rpath), moved to the DESTDIR tree as docs/porting.md
+    # says; the program must run by its rpath (no LD_LIBRARY_PATH).
+    pcdirs = [os.path.dirname(p) for p in glob.glob(os.path.join(root, '**', 'shoal-cuda.pc'), recursive=True)]
     if not pcdirs:
-        problems.append('shoal.pc is not installed')
+        problems.append('shoal-cuda.pc is not installed')
     else:
-        pc_env = {'PKG_CONFIG_PATH': pcdirs[0], 'PKG_CONFIG_SYSROOT_DIR': dest}
-        r = run(['pkg-config', '--cflags', '--libs', 'shoal'], env=pc_env)
+        pc = ['pkg-config', '--define-variable=prefix=' + root]
+        pc_env = dict(env, PKG_CONFIG_PATH=pcdirs[0])
+        cflags = run(pc + ['--cflags', 'shoal-cuda'], env=pc_env).stdout.split()
+        if cflags != ['-I' + inc]:
+            problems.append(f'pkg-config --cflags shoal-cuda: expected only -I{inc}, got {cflags}')
+        r = run(pc + ['--libs', 'shoal-cuda'], env=pc_env)
         flags = r.stdout.split()
         exe = os.path.join(outdir, 'user_pkgconfig')
-        if r.returncode or '-lshoal' not in flags:
-            problems.append(f'pkg-config --cflags --libs shoal: {r.returncode}, {flags}')
-        elif run([nvcc, '-O2', source, '-o', exe] + flags, env=env).returncode:
-            problems.append(f'nvcc does not accept the flags of pkg-config --cflags --libs shoal: {flags}')
+        if r.returncode or '-lshoal' not in flags or '-Xlinker=-rpath=' + libdir not in flags:
+            problems.append(f'pkg-config --libs shoal-cuda: expected -lshoal, -Xlinker=-rpath={libdir}: {flags}')
+        elif run([nvcc, '-O2', source, '-o', exe] + cflags + flags, env=env).returncode:
+            problems.append(f'nvcc does not accept the flags of pkg-config --cflags --libs shoal-cuda: {flags}')
         else:
-            check_program(exe, 'nvcc with pkg-config flags', {'LD_LIBRARY_PATH': libdir})
+            check_program(exe, 'nvcc with pkg-config flags')
+
+    # CMake: a CUDA project with shoal::device, found under DESTDIR + PREFIX.
+    cmake = shutil.which('cmake')
+    if not cmake:
+        print('no cmake: the CMake build with shoal::device is not checked (scripts/install-deps.sh installs it)')
+    else:
+        src = os.path.join(outdir, 'cmake-src')
+        os.makedirs(src, exist_ok=True)
+        shutil.copy(source, os.path.join(src, 'gpu_user.cu'))
+        with open(os.path.join(src, 'CMakeLists.txt'), 'w') as f:
+            f.write('cmake_minimum_required(VERSION 3.18)\nproject(gpu_user CUDA)\n'
+                    'find_package(shoal REQUIRED COMPONENTS device)\nadd_executable(gpu_user gpu_user.cu)\n'
+                    f'set_target_properties(gpu_user PROPERTIES CUDA_ARCHITECTURES {test_arch[3:]})\n'
+                    'target_link_libraries(gpu_user PRIVATE shoal::device)\n')
+        bdir = os.path.join(outdir, 'cmake-build')
+        gen = ['-G', 'Ninja'] if shutil.which('ninja') else []
+        if run([cmake, '-S', src, '-B', bdir] + gen + ['-DCMAKE_PREFIX_PATH=' + root,
+                                                        '-DCMAKE_CUDA_COMPILER=' + nvcc], env=env).returncode:
+            problems.append('cmake: a CUDA project with find_package(shoal REQUIRED COMPONENTS device) does not configure')
+        elif run([cmake, '--build', bdir], env=env).returncode:
+            problems.append('cmake --build: gpu_user.cu with shoal::device does not build')
+        else:
+            check_program(os.path.join(bdir, 'gpu_user'), 'CMake with shoal::device')
 
     # The installed collectives header's usage comment, as written.
     hdr = os.path.join(inc, 'shoal', 'shmem_coll_device.cuh')

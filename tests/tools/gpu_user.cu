@@ -1,7 +1,7 @@
 /* gpu_user.cu - what a CUDA user writes against an installed Shoal (issue 14): one translation unit, no
  * per-unit setup call, the device API and SHMEM_TEAM_WORLD in a kernel. Built by check_gpu_toolchain.py with
- * oshnvcc, with SHOAL_CC=nvcc oshcc and with nvcc $(pkg-config --cflags --libs shoal); it runs without a GPU too
- * (prints SKIP and exits 77) and, with one, checks a ring of shmem_int_p. */
+ * oshnvcc, with SHOAL_CC=nvcc oshcc, with nvcc $(pkg-config --cflags --libs shoal-cuda) and with CMake's
+ * shoal::device; it runs without a GPU too (prints SKIP and exits 77) and, with one, checks a ring of shmem_int_p. */
 #include <shoal/shmem_device.cuh>
 #include <stdio.h>
 
