@@ -30,7 +30,7 @@ import threading
 __all__ = ['init', 'finalize', 'my_pe', 'n_pes', 'barrier_all', 'sync_all', 'team_my_pe', 'team_n_pes',
            'TEAM_WORLD', 'TEAM_SHARED', 'array', 'zeros', 'tensor', 'free', 'free_array', 'free_tensor',
            'get_peer_array', 'peer_ptrs', 'put', 'get', 'quiet', 'fcollect', 'alltoall', 'reduce', 'allreduce',
-           'gpu_available', 'DeviceArray', 'ShoalError']
+           'gpu_available', 'gpu_device', 'DeviceArray', 'ShoalError']
 
 SHMEMX_MALLOC_DEVICE = 1 << 16
 SHMEMX_DEVICE_MAX_PES = 256
@@ -188,6 +188,12 @@ def team_n_pes(team):
 def gpu_available():
     """True if this PE has a GPU and the device symmetric heap is mapped to every PE (shmemx_gpu_available)."""
     return bool(_need('gpu_available').shmemx_gpu_available())
+
+
+def gpu_device():
+    """The CUDA device ordinal of this PE's GPU (shmemx_gpu_device), or -1 without one: hand it to
+    torch.cuda.set_device so that torch and the device heap use the same GPU."""
+    return _need('gpu_device').shmemx_gpu_device()
 
 
 # ---- dtypes ----
