@@ -25,6 +25,7 @@ libshoal.so.0 from the loader's path.
 import atexit
 import ctypes
 import os
+import sys
 import threading
 
 __all__ = ['init', 'finalize', 'my_pe', 'n_pes', 'barrier_all', 'sync_all', 'team_my_pe', 'team_n_pes',
@@ -316,7 +317,14 @@ _cudart = None
 
 
 def _cuda_stream_sync(handle):
+    """Wait on the host until the work enqueued on stream handle (0: the legacy default stream) is done: through
+    torch when it is loaded (the usual consumer), else through the CUDA runtime library found by the loader."""
     global _cudart
+    torch = sys.modules.get('torch')
+    if torch is not None:
+        st = torch.cuda.ExternalStream(handle) if handle else torch.cuda.default_stream()
+        st.synchronize()
+        return
     if _cudart is None:
         for name in ('libcudart.so', 'libcudart.so.13', 'libcudart.so.12'):
             try:
