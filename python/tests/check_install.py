@@ -2,7 +2,7 @@
 """check_install.py MESON BUILDDIR PREFIX LIBDIR OUTDIR OSHRUN PYTHON - the shoal package as `meson install` puts it.
 
 Installs BUILDDIR into OUTDIR/dest (DESTDIR) and checks: shoal/__init__.py and shoal/_config.py are installed under
-the prefix's site-packages directory; _config.LIBSHOAL names PREFIX/LIBDIR/libshoal.so.0, the library's installed
+the prefix, in a directory PYTHON searches when it searches one under the prefix (Debian: lib/python3.X/dist-packages); _config.LIBSHOAL names PREFIX/LIBDIR/libshoal.so.0, the library's installed
 path; the installed package, imported from there by a 1-PE job (SHOAL_LIB pointing at the DESTDIR copy, since PREFIX
 itself holds no install), starts, allocates and reduces.
 """
@@ -27,6 +27,13 @@ def main():
         print(f'FAIL: expected one installed shoal/__init__.py under {dest + prefix}, found {inits}')
         return 1
     pkg = os.path.dirname(inits[0])
+    r = subprocess.run([python, '-c', 'import site; print("\\n".join(site.getsitepackages()))'], capture_output=True,
+                       text=True)
+    site_dirs = [d for d in r.stdout.split() if d.startswith(prefix.rstrip('/') + '/')]
+    if site_dirs and os.path.dirname(pkg)[len(dest):] not in site_dirs:
+        print(f'FAIL: installed into {os.path.dirname(pkg)[len(dest):]}, which {python} does not search '
+              f'(its directories under {prefix}: {site_dirs})')
+        return 1
     conf = os.path.join(pkg, '_config.py')
     ns = {}
     exec(open(conf).read(), ns)
