@@ -297,4 +297,6 @@ static inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); 
 #define shmem_iget(...) SHOAL_ARG8(__VA_ARGS__, shoal_iget7, shoal_iget6, ~)(__VA_ARGS__)
 #endif
 
+#include <shoal/shmem_bindings.h> /* feature macros for language bindings (shmem4py) */
+
 #endif /* SHMEM_H */

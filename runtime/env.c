@@ -245,7 +245,8 @@ shoal_status_t shoal_env_load(shoal_env_t *env, char *err, size_t errlen) {
 static const char *const env_other[] = {"SHOAL_BOOT_ADDR", "SHOAL_BOOT_SECRET", "SHOAL_RANK", "SHOAL_SIZE",
                                         "SHOAL_LOCAL_RANK", "SHOAL_LOCAL_SIZE", "SHOAL_PE_JOB", "SHOAL_CC",
                                         "SHOAL_CXX", "SHOAL_NVCC", "SHOAL_WRAPPER_ACTIVE", "SHOAL_TEST_TRACE",
-                                        "SHOAL_TEST_DEVICE_FORMS", "SHOAL_FIXTURES_DIR"};
+                                        "SHOAL_TEST_DEVICE_FORMS", "SHOAL_FIXTURES_DIR",
+                                        "SHOAL_LIB" /* the shoal Python package: which libshoal to load */};
 
 /* Edit distance of a and b (insertions, deletions, substitutions), or 99 when either is longer than 63. */
 static int edit_distance(const char *a, size_t na, const char *b) {

@@ -4,7 +4,8 @@
 # sharing the GPU(s), under MPS when nvidia-cuda-mps-control is available (so that the PEs' kernels run at once;
 # without it they time-slice: slower, still correct). Prints one line per run and a summary line
 #   gpu-tests: P passed, F failed, S skipped of N runs
-# then perf/bench_gpu at 2 PEs. Exit status: 0 when nothing failed. Nothing outside /tmp is written.
+# then perf/bench_gpu at 2 PEs, and the shoal Python package with torch (python/tests/test_gpu_torch.py) at 2 and 3
+# PEs. Exit status: 0 when nothing failed. Nothing outside /tmp is written.
 set -u
 B=${1:-build-gpu}
 OSHRUN=$B/runtime/oshrun
@@ -108,6 +109,15 @@ bench() {
     tee /tmp/gpu-tests/bench_gpu.log
 }
 [ -x "$B/perf/bench_gpu" ] && bench
+
+# 2b. the shoal Python package with torch (python/tests/test_gpu_torch.py; skipped without torch): device arrays as
+# tensors through DLPack and __cuda_array_interface__, the peers' base table, fcollect/alltoall/all-reduce on a torch
+# stream against torch.distributed (gloo on 127.0.0.1) at 2 and 3 PEs
+src_dir=$(cd "$(dirname "$0")/.." && pwd)
+for n in 2 3; do
+  run python-torch pass PYTHONPATH="$src_dir/python" SHOAL_LIB="$(cd "$B" && pwd)/runtime/libshoal.so" \
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29400 + n)) -- "$n" python3 "$src_dir/python/tests/test_gpu_torch.py"
+done
 
 # 3. every test at every PE count
 for n in $PES; do
