@@ -94,6 +94,12 @@ shoal_status_t shoal_gpu_ops_fill(shoal_gpu_ops_t *dst, const shoal_gpu_ops_t *s
  * shoal_gpu_ops is filled (the none backend when nothing was found) and shoal_gpu_kind names it; *ndev is the
  * device count (0 with none); tried lists the names of the backends asked ("" when none is built). */
 void shoal_gpu_select(int *ndev, char *tried, size_t len);
+/* Why shoal_gpu_select found no device, for the one line that ends a device-API program without a GPU: per backend
+ * asked, "name: reason" ("cuda: cudaGetDeviceCount: no CUDA-capable device is detected", "cuda: 0 devices"), joined
+ * by "; "; "" when a device was found or no backend is built. Backends write their reason into shoal_gpu_count_why
+ * from device_count (cleared before each call). */
+extern char shoal_gpu_select_why[256];
+extern char shoal_gpu_count_why[160];
 
 /* ---- messages: the backends report failed vendor calls here, never on stderr themselves ----
  * The runtime sets the hook before the first backend call (runtime/heap_gpu.c: shoal_warn for WARN, the gpu debug

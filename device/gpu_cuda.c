@@ -6,6 +6,7 @@
 #include "gpu.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <cuda.h> /* types of the driver's VMM API; its entry points come through the runtime (no -lcuda) */
 #include <cuda_runtime_api.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@ static shoal_status_t cuda_device_count(int *n) {
   cudaError_t e = cudaGetDeviceCount(n);
   if (e != cudaSuccess) {
     SHOAL_GPU_DEBUG("cuda: cudaGetDeviceCount: %s: no usable GPU", cudaGetErrorString(e));
+    snprintf(shoal_gpu_count_why, sizeof shoal_gpu_count_why, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
     cudaGetLastError();
     *n = 0;
   }

@@ -101,10 +101,14 @@ static shoal_status_t hip_fail(const char *call, hipError_t e) {
 
 static shoal_status_t hip_device_count(int *n) {
   *n = 0;
-  if (hip_load() < 0) return SHOAL_OK;
+  if (hip_load() < 0) {
+    snprintf(shoal_gpu_count_why, sizeof shoal_gpu_count_why, "no usable libamdhip64 (HIP runtime)");
+    return SHOAL_OK;
+  }
   hipError_t e = p_hipGetDeviceCount(n);
   if (e != hipSuccess) {
     SHOAL_GPU_DEBUG("hip: hipGetDeviceCount: %s: no usable GPU", p_hipGetErrorString(e));
+    snprintf(shoal_gpu_count_why, sizeof shoal_gpu_count_why, "hipGetDeviceCount: %s", p_hipGetErrorString(e));
     p_hipGetLastError();
     *n = 0;
   }

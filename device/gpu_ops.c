@@ -11,6 +11,8 @@ shoal_gpu_ops_t shoal_gpu_ops;
 const shoal_gpu_ops_t *shoal_gpu_test_backend;
 void (*shoal_gpu_log_hook)(int level, const char *line);
 int shoal_gpu_log_level;
+char shoal_gpu_select_why[256];
+char shoal_gpu_count_why[160];
 
 static const shoal_gpu_ops_t *const backends[SHOAL_GPU_NKINDS] = {
   [SHOAL_GPU_NONE] = &shoal_gpu_none_ops,
@@ -27,6 +29,7 @@ void shoal_gpu_select(int *ndev, char *tried, size_t len) {
   shoal_gpu_kind = SHOAL_GPU_NONE;
   *ndev = 0;
   if (len) tried[0] = 0;
+  shoal_gpu_select_why[0] = 0;
   for (int k = SHOAL_GPU_NONE + 1; k < SHOAL_GPU_NKINDS; k++) {
     shoal_gpu_ops_t ops;
     int c = 0;
@@ -34,12 +37,18 @@ void shoal_gpu_select(int *ndev, char *tried, size_t len) {
     if (!b || shoal_gpu_ops_fill(&ops, b)) continue;
     size_t used = strlen(tried);
     if (used < len) snprintf(tried + used, len - used, "%s%s", used ? ", " : "", ops.name);
+    shoal_gpu_count_why[0] = 0;
     if (ops.device_count(&c) == SHOAL_OK && c > 0) {
       shoal_gpu_ops = ops;
       shoal_gpu_kind = (shoal_gpu_kind_t)k;
       *ndev = c;
+      shoal_gpu_select_why[0] = 0;
       return;
     }
+    used = strlen(shoal_gpu_select_why);
+    if (used < sizeof shoal_gpu_select_why)
+      snprintf(shoal_gpu_select_why + used, sizeof shoal_gpu_select_why - used, "%s%s: %s", used ? "; " : "", ops.name,
+               shoal_gpu_count_why[0] ? shoal_gpu_count_why : "0 devices");
   }
 }
 

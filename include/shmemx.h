@@ -47,7 +47,9 @@ typedef struct shmemx_device_state {
 } shmemx_device_state_t;
 #define SHMEMX_DEVICE_BAR_ROUNDS 16
 
-/** 1 if this PE has a GPU and the device symmetric heap is mapped to every PE of the job, else 0. Never fatal. */
+/** 1 if this PE has a GPU and the device symmetric heap is mapped to every PE of the job, else 0. Never fatal
+ *  itself; a program that includes <shoal/shmem_device.cuh> without SHOAL_DEVICE_OPTIONAL has already stopped in
+ *  shmem_init where it would return 0. */
 int shmemx_gpu_available(void);
 /** Device ordinal (cudaSetDevice/hipSetDevice numbering) of this PE's GPU, or -1 without a GPU. */
 int shmemx_gpu_device(void);
@@ -58,8 +60,16 @@ int shmemx_device_state_get(void *buf, size_t len);
  *  memory (what <shoal/shmem_device.cuh> does for every unit that includes it, from a static initializer): the
  *  runtime calls every registered fill at the end of shmem_init, once the device heap is mapped, on the PE's GPU;
  *  one registered after shmem_init (a library loaded later) is called at once. May be called before shmem_init.
- *  Returns 0, -1 when out of memory, or fill's result when called at once. A fill's non-zero result is its own
- *  to report. */
+ *  A registered unit tells the runtime that this process uses the device API: where its kernels cannot run (no
+ *  GPU, no device symmetric heap, fill failing: fill writes why into why[len], a NUL-terminated line), shmem_init
+ *  (or this call, after shmem_init) ends the job with one line naming the PE and the cause, exit status 1, as
+ *  NVSHMEM's nvshmem_init fails without a GPU. flags: 0, or SHMEMX_DEVICE_UNIT_OPTIONAL for a unit whose program
+ *  checks shmemx_gpu_available() and has a host path (then only a failing fill, with a GPU, ends the job).
+ *  Returns 0, or -1 when out of memory or with a NULL fill or an unknown flag (docs/gpu.md, "Without a GPU"). */
+int shmemx_device_unit_register(int (*fill)(char *why, size_t len), unsigned flags);
+#define SHMEMX_DEVICE_UNIT_OPTIONAL 1u
+/** The form of the headers before shmemx_device_unit_register, kept for programs built with them: a required unit
+ *  whose fill prints its own failure. Returns 0, or -1 when out of memory or with a NULL fill. */
 int shmemx_device_state_register(int (*fill)(void));
 /** Bytes of the device symmetric heap: total and largest free block (0 and 0 without a GPU). */
 void shmemx_device_heap_info(size_t *total, size_t *free_largest);

@@ -38,6 +38,7 @@ static struct {
   pthread_mutex_t lock;  /* AMO scratch */
   shmemx_device_state_t st;
   char busid[16];        /* this PE's GPU, for the debug line of shoal_gpu_announce */
+  char why[320];         /* without a device heap: why ("no GPU is visible (...)"), for a device-API program's line */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .share_fd = -1};
 
 /* The backends' messages, printed as the runtime prints its own (device/ writes nothing itself). */
@@ -243,7 +244,7 @@ static shoal_status_t state_setup(const gpu_hello_t *all) {
   return rc;
 }
 
-static void units_fill(void);
+static void units_check(const char *routine);
 
 shoal_status_t shoal_gpu_init(void) {
   int n = shoal_g.npes, me = shoal_g.me;
@@ -295,6 +296,13 @@ shoal_status_t shoal_gpu_init(void) {
     every = all_agree(ok);
   }
   if (!every) {
+    if (shoal_gpu_kind == SHOAL_GPU_NONE && !tried[0])
+      snprintf(G.why, sizeof G.why, "this libshoal was built without a GPU backend (CUDA, HIP)");
+    else if (shoal_gpu_kind == SHOAL_GPU_NONE)
+      snprintf(G.why, sizeof G.why, "no GPU is visible (%s)", shoal_gpu_select_why);
+    else
+      snprintf(G.why, sizeof G.why, "the device symmetric heap could not be set up on every PE (the lines above "
+               "say why)");
     if (shoal_gpu_kind != SHOAL_GPU_NONE && me == 0)
       shoal_warn("shmem_init: not every PE could set up its GPU (%s): host memory only", shoal_gpu_ops.name);
     local_release();
@@ -320,9 +328,9 @@ shoal_status_t shoal_gpu_init(void) {
   return SHOAL_OK;
 }
 
-void shoal_gpu_announce(void) {
+void shoal_gpu_announce(const char *routine) {
+  units_check(routine);
   if (!G.ready) return;
-  units_fill();
   if (shoal_g.me == 0 && shoal_env.info)
     printf("shoal: GPU backend %s: %d device(s), device heap %zu bytes per PE, %d PE(s) per GPU\n",
            shoal_gpu_ops.name, G.ndev, G.size - G.lay.total, G.st.pes_per_gpu);
@@ -446,36 +454,79 @@ void shoal_gpu_team_set(int slot, int wstart, int wstride, int size, int rank) {
     shoal_warn("shmem_team_split: cannot copy the team to the GPU: shmem_team_my_pe in kernels will not see it");
 }
 
-/* The fills of the translation units that include <shoal/shmem_device.cuh> (registered from their static
- * initializers, before main or at dlopen), run once the device state exists. */
+/* The fills of the translation units that use the device API (registered from their static initializers, before
+ * main or at dlopen): run once the device state exists. A unit is required (the default) unless it registered with
+ * SHMEMX_DEVICE_UNIT_OPTIONAL: a process with a required unit and no device state ends the job at shmem_init, one
+ * line naming the cause, instead of running its kernels on nothing (issue 32). */
+typedef struct unit {
+  int (*fill)(void);                 /* shmemx_device_state_register (older headers): reports its own failure */
+  int (*fill_why)(char *, size_t);   /* shmemx_device_unit_register: writes why it failed */
+  unsigned flags;
+} unit_t;
 static struct {
   pthread_mutex_t lock;
-  int (**fill)(void);
+  unit_t *u;
   size_t n, cap;
+  bool checked; /* shmem_init has checked and filled the units: a later one is checked and filled at once */
 } units = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-int shmemx_device_state_register(int (*fill)(void)) {
-  if (!fill) return -1;
+/* Why this process cannot run a required unit's kernels, or NULL when it can. */
+static const char *no_state_why(void) {
+  if (!G.ready) return G.why[0] ? G.why : "no device symmetric heap";
+  if (G.alloc.size == 0) return "SHOAL_DEVICE_SYMMETRIC_SIZE is 0: no device symmetric heap for its buffers";
+  if (shoal_g.npes > SHMEMX_DEVICE_MAX_PES) {
+    snprintf(G.why, sizeof G.why, "the job has %d PEs and the device API addresses at most %d", shoal_g.npes,
+             SHMEMX_DEVICE_MAX_PES);
+    return G.why;
+  }
+  return NULL;
+}
+
+/* Fill unit u, or end the job: one line naming routine, the PE and the cause. Called with units.lock held. */
+static void unit_fill(const char *routine, const unit_t *u) {
+  const char *why = no_state_why();
+  if (why) {
+    if (u->flags & SHMEMX_DEVICE_UNIT_OPTIONAL && !G.ready) return; /* it checks shmemx_gpu_available() itself */
+    shoal_fatal(routine, "this program uses the device API (<shoal/shmem_device.cuh>) but %s: ending the job", why);
+  }
+  char msg[256] = "";
+  int rc = u->fill_why ? u->fill_why(msg, sizeof msg) : u->fill();
+  if (rc)
+    shoal_fatal(routine, "this program uses the device API (<shoal/shmem_device.cuh>) but its device state could not "
+                "be copied to the GPU (%s): ending the job", msg[0] ? msg : "the line above says why");
+}
+
+static int unit_add(unit_t u) {
   pthread_mutex_lock(&units.lock);
   if (units.n == units.cap) {
     size_t cap = units.cap ? 2 * units.cap : 16;
-    int (**f)(void) = realloc(units.fill, cap * sizeof *f);
-    if (!f) {
+    unit_t *v = realloc(units.u, cap * sizeof *v);
+    if (!v) {
       pthread_mutex_unlock(&units.lock);
       return -1;
     }
-    units.fill = f;
+    units.u = v;
     units.cap = cap;
   }
-  units.fill[units.n++] = fill;
-  bool now = shmemx_gpu_available();
+  units.u[units.n++] = u;
+  if (units.checked && shoal_g.state == 1) unit_fill("shmemx_device_unit_register (a unit loaded after init)", &u);
   pthread_mutex_unlock(&units.lock);
-  return now ? fill() : 0;
+  return 0;
 }
 
-static void units_fill(void) {
+int shmemx_device_state_register(int (*fill)(void)) {
+  return fill ? unit_add((unit_t){.fill = fill}) : -1;
+}
+
+int shmemx_device_unit_register(int (*fill)(char *why, size_t len), unsigned flags) {
+  if (!fill || flags & ~SHMEMX_DEVICE_UNIT_OPTIONAL) return -1;
+  return unit_add((unit_t){.fill_why = fill, .flags = flags});
+}
+
+static void units_check(const char *routine) {
   pthread_mutex_lock(&units.lock);
-  for (size_t i = 0; i < units.n; i++) units.fill[i]();
+  for (size_t i = 0; i < units.n; i++) unit_fill(routine, &units.u[i]);
+  units.checked = true;
   pthread_mutex_unlock(&units.lock);
 }
 

@@ -18,9 +18,10 @@ shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out);
  * a GPU, or a job where some PE failed, runs host-only (SHOAL_OK). runtime/init.c then sets up the GPU collectives
  * (shoal_coll_gpu_init) and calls shoal_gpu_announce. */
 shoal_status_t shoal_gpu_init(void);
-/* Once the GPU collectives are set up: fill the registered device-API units (shmemx_device_state_register) and
- * print the SHMEM_INFO line. Nothing without a device heap. */
-void shoal_gpu_announce(void);
+/* Once the GPU collectives are set up (whether or not there is a device heap): fill the registered device-API units
+ * (shmemx_device_unit_register), or end the job with one line naming routine and the cause when a required unit
+ * cannot run (no GPU, no device heap, its state not copied); then print the SHMEM_INFO line. */
+void shoal_gpu_announce(const char *routine);
 /* Unmap and free the device heap (collective; after shoal_coll_gpu_fini). */
 void shoal_gpu_fini(void);
 /* Team entry slot (index in shoal_team_pool) now holds a team of size members wstart + i * wstride in which this PE

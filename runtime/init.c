@@ -331,7 +331,7 @@ static void init_common(const char *routine, int requested) {
   if (shoal_gpu_init()) shoal_fatal(routine, "GPU setup failed");
   if (shoal_coll_gpu_init()) /* once the device heap is up (a no-op without one) */
     shoal_warn("shmem_init: GPU collectives not set up: fcollect/alltoall on device buffers will be refused");
-  shoal_gpu_announce();
+  shoal_gpu_announce(routine);
   shoal_boot_node_close(&shoal_g.boot); /* every descriptor is exchanged: nobody may connect any more */
   if (shoal_g.me == 0 && (shoal_env.info || shoal_env.version)) {
     if (shoal_env.info)

@@ -132,6 +132,7 @@ for n in $PES; do
   run porting_ring pass -- "$n" "$B/examples/porting_ring"
   run gpu_host-heap-device pass SHOAL_HEAP=device -- "$n" "$T/gpu_host"
   run gpu_host_amo pass -- "$n" "$T/gpu_host_amo"
+  run gpu_nocheck pass -- "$n" "$T/gpu_nocheck" # a device-API program that checks nothing: right values, exit 0
 done
 # the tests that race the most, again at the largest count
 for i in 1 2 3; do
@@ -159,6 +160,13 @@ fi
 # a unit that never copied its device state: its kernel stops with the message naming shmemx_init_device_state
 run gpu_units-noinit fail-device -- 2 "$T/gpu_units" noinit
 grep -h 'device API: this kernel' /tmp/gpu-tests/gpu_units-noinit-2.log 2>/dev/null | head -1 | sed 's/^/    | /'
+# a device-API program without a device heap: shmem_init ends the job with one line per PE naming the cause (issue 32)
+run gpu_nocheck-noheap fail SHOAL_DEVICE_SYMMETRIC_SIZE=0 -- 2 "$T/gpu_nocheck"
+if ! grep -q '^shoal: PE [0-9]*: shmem_init: this program uses the device API (<shoal/shmem_device.cuh>) but SHOAL_DEVICE_SYMMETRIC_SIZE is 0' \
+     /tmp/gpu-tests/gpu_nocheck-noheap-2.log 2>/dev/null || grep -q '^gpu_nocheck: PE' /tmp/gpu-tests/gpu_nocheck-noheap-2.log; then
+  echo "gpu-tests: FAIL gpu_nocheck-noheap: no line naming SHOAL_DEVICE_SYMMETRIC_SIZE, or the program ran on"
+  fail=$((fail + 1)); failed_runs="$failed_runs gpu_nocheck-noheap-message"
+fi
 grep -h '^shoal: PE' /tmp/gpu-tests/gpu_bad-badfree-2.log /tmp/gpu-tests/gpu_bad-badpe-2.log \
   /tmp/gpu-tests/gpu_bad-mixedcoll-2.log 2>/dev/null | head -3 | sed 's/^/    | /'
 

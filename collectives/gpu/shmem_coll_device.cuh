@@ -29,7 +29,7 @@
 
 /* By hand (not needed: shmem_init fills every unit that includes <shoal/shmem_device.cuh>, and with it the device
  * collectives' state). The same as shmemx_init_device_state(). */
-static inline int shmemx_coll_init_device_state(void) { return shoal_dstate_fill(0); }
+static inline int shmemx_coll_init_device_state(void) { return shoal_dstate_fill(NULL, 0); }
 
 /* One PE's part of a block-scoped collective on team c: move the data (OP: fcollect, alltoall; broadcast is fcollect's
  * data path run on the root alone, as PE 0 of its output so that it stores to dest itself, not to its slot), then

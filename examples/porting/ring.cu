@@ -5,6 +5,9 @@
  *   oshnvcc -O2 examples/porting/ring.cu -o ring && oshrun -n 4 ./ring
  * Prints "ring: PASS: R rounds of N ints on P PEs" on PE 0 (exit 0), "ring: SKIP: no GPU" without a GPU (exit 77),
  * and "ring: FAIL ..." lines otherwise (exit 1). */
+/* It checks shmemx_gpu_available() and skips without a GPU; a program without such a check leaves this out and
+ * shmem_init stops it there with one line naming the cause (NVSHMEM: nvshmem_init fails). */
+#define SHOAL_DEVICE_OPTIONAL
 #include <shoal/shmem_device.cuh> /* NVSHMEM: #include <nvshmem.h> and <nvshmemx.h> */
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,6 +14,9 @@
  * unit; every unit registers itself with the runtime from a static initializer and shmem_init copies the state to
  * all of them (shmemx_init_device_state() does it by hand, for a unit built with SHOAL_DEVICE_NO_AUTO_INIT). A
  * kernel of a unit without state (launched before shmem_init) stops with a message saying so.
+ * Without a GPU: a process that includes this header cannot run its kernels, so shmem_init ends the job with one
+ * line naming the cause (no GPU, no device heap, state not copied) and exit status 1. A program with a host path
+ * that checks shmemx_gpu_available() defines SHOAL_DEVICE_OPTIONAL before this include, in every unit.
  *
  * Scopes: plain routines are per thread; shmemx_*_warp are called by every thread of a warp (warpSize lanes, 32 on
  * NVIDIA, 64 on AMD) and shmemx_*_block by every thread of a block, with the same arguments.
@@ -40,6 +43,7 @@
 typedef hipStream_t shoal_d_stream_t;
 #define SHOAL_D_SYNCWARP() __builtin_amdgcn_wave_barrier()
 #define SHOAL_D_OK hipSuccess
+#define SHOAL_D_VENDOR "hip"
 #define shoal_d_memcpy_to_symbol(sym, src, n) hipMemcpyToSymbol(HIP_SYMBOL(sym), src, n, 0, hipMemcpyHostToDevice)
 #define shoal_d_error_string hipGetErrorString
 #define shoal_d_set_device hipSetDevice
@@ -51,6 +55,7 @@ typedef hipStream_t shoal_d_stream_t;
 typedef cudaStream_t shoal_d_stream_t;
 #define SHOAL_D_SYNCWARP() __syncwarp()
 #define SHOAL_D_OK cudaSuccess
+#define SHOAL_D_VENDOR "cuda"
 #define shoal_d_memcpy_to_symbol(sym, src, n) cudaMemcpyToSymbol(sym, src, n, 0, cudaMemcpyHostToDevice)
 #define shoal_d_error_string cudaGetErrorString
 #define shoal_d_set_device cudaSetDevice
@@ -85,24 +90,34 @@ static __constant__ shmemx_device_state_t shoal_dstate;
 static __constant__ shmemx_coll_device_info_t shoal_dcoll; /* team slots of the device collectives (size 0: none) */
 static int shoal_dstate_ready; /* host side: copied for this unit */
 
-/* Copy this PE's device state to this unit's __constant__ memory on the PE's GPU. quiet: no message when there is
- * no device state (no GPU): the automatic fill at shmem_init; a failing copy is always reported. */
-static inline int shoal_dstate_fill(int quiet) {
+/* Copy this PE's device state to this unit's __constant__ memory on the PE's GPU. why: NULL (by hand, through
+ * shmemx_init_device_state): failures are printed; else (the automatic fill at shmem_init) nothing is printed and the
+ * cause goes into why[len], for the runtime's one line that ends the job. */
+static inline int shoal_dstate_fill(char *why, size_t len) {
   shmemx_device_state_t st;
   if (shmemx_device_state_get(&st, sizeof st)) {
-    if (!quiet)
+    if (!why)
       fprintf(stderr, "shoal: PE %d: shmemx_init_device_state: no device state (no GPU, or more than %d PEs)\n",
               shmem_my_pe(), SHMEMX_DEVICE_MAX_PES);
+    else
+      snprintf(why, len, "shmemx_device_state_get: no device state");
     return -1;
   }
   shmemx_coll_device_info_t ci; /* absent (HIP, no room): device collectives and team barriers stop with a message */
   if (shmemx_coll_device_info(&ci, sizeof ci)) memset(&ci, 0, sizeof ci);
+  const char *step = SHOAL_D_VENDOR "SetDevice";
   int e = (int)shoal_d_set_device(shmemx_gpu_device());
-  if (e == (int)SHOAL_D_OK) e = (int)shoal_d_memcpy_to_symbol(shoal_dstate, &st, sizeof st);
+  if (e == (int)SHOAL_D_OK) {
+    step = SHOAL_D_VENDOR "MemcpyToSymbol";
+    e = (int)shoal_d_memcpy_to_symbol(shoal_dstate, &st, sizeof st);
+  }
   if (e == (int)SHOAL_D_OK) e = (int)shoal_d_memcpy_to_symbol(shoal_dcoll, &ci, sizeof ci);
   if (e != (int)SHOAL_D_OK) {
-    fprintf(stderr, "shoal: PE %d: %s: this unit's device state: %s\n", shmem_my_pe(),
-            quiet ? "shmem_init" : "shmemx_init_device_state", shoal_d_error_string((decltype(SHOAL_D_OK))e));
+    const char *msg = shoal_d_error_string((decltype(SHOAL_D_OK))e);
+    if (!why)
+      fprintf(stderr, "shoal: PE %d: shmemx_init_device_state: this unit's device state: %s\n", shmem_my_pe(), msg);
+    else
+      snprintf(why, len, "%s: %s", step, msg);
     return -1;
   }
   shoal_dstate_ready = 1;
@@ -113,15 +128,23 @@ static inline int shoal_dstate_fill(int quiet) {
  * and make the PE's GPU current. Not needed: every unit that includes this header registers itself from a static
  * initializer (shmemx_device_state_register) and shmem_init fills it. Calling it again (after shmem_init) is safe
  * and recopies. Returns 0, or -1 (message on stderr) without a GPU or when the copy fails. */
-static inline int shmemx_init_device_state(void) { return shoal_dstate_fill(0); }
+static inline int shmemx_init_device_state(void) { return shoal_dstate_fill(NULL, 0); }
 
 #if !defined(SHOAL_DEVICE_NO_AUTO_INIT) /* libshoal's own kernels set their state themselves */
-static int shoal_dstate_autofill(void) { return shoal_dstate_fill(1); }
+static int shoal_dstate_autofill(char *why, size_t len) { return shoal_dstate_fill(why, len); }
 /* A static object, not __attribute__((constructor)): its initializer runs after the CUDA/HIP runtime registered this
- * unit's module (a unit in a library loaded after shmem_init is filled at once, so its symbol must be known). */
+ * unit's module (a unit in a library loaded after shmem_init is filled at once, so its symbol must be known).
+ * Registering says "this process uses the device API": without a GPU or a device heap shmem_init ends the job with
+ * one line naming the cause, unless the unit is built with SHOAL_DEVICE_OPTIONAL (defined before this include: its
+ * program checks shmemx_gpu_available() and has a host path; docs/gpu.md, "Without a GPU"). */
+#if defined(SHOAL_DEVICE_OPTIONAL)
+#define SHOAL_D_UNIT_FLAGS SHMEMX_DEVICE_UNIT_OPTIONAL
+#else
+#define SHOAL_D_UNIT_FLAGS 0u
+#endif
 namespace {
 struct shoal_dstate_registrar {
-  shoal_dstate_registrar() { shmemx_device_state_register(shoal_dstate_autofill); }
+  shoal_dstate_registrar() { shmemx_device_unit_register(shoal_dstate_autofill, SHOAL_D_UNIT_FLAGS); }
 };
 shoal_dstate_registrar shoal_dstate_registrar_instance;
 } // namespace

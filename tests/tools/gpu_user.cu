@@ -2,6 +2,7 @@
  * per-unit setup call, the device API and SHMEM_TEAM_WORLD in a kernel. Built by check_gpu_toolchain.py with
  * oshnvcc, with SHOAL_CC=nvcc oshcc, with nvcc $(pkg-config --cflags --libs shoal-cuda) and with CMake's
  * shoal::device; it runs without a GPU too (prints SKIP and exits 77) and, with one, checks a ring of shmem_int_p. */
+#define SHOAL_DEVICE_OPTIONAL /* it checks shmemx_gpu_available(): shmem_init must not end it without a GPU */
 #include <shoal/shmem_device.cuh>
 #include <stdio.h>
 
