@@ -29,7 +29,7 @@ def cflags(compdb, source, nwords):
                     skip = False
                 elif w in DROP_WITH_ARG:
                     skip = True
-                elif not (w.startswith('-I') or w in ('-MD', '-MMD') or w.startswith('-fdiagnostics-color')):
+                elif not (w.startswith(('-I', '-isystem', '-iquote', '-fdiagnostics-color')) or w in ('-MD', '-MMD')):
                     out.append(w)
             return ' '.join(out)
     return '?'

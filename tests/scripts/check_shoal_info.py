@@ -63,7 +63,7 @@ def main():
         problems.append(f'build:compiler: {compiler!r} is not "ID VERSION" with VERSION in {cc} --version: {first!r}')
     cflags = (value('build', 'cflags') or '').split()
     missing = [f for f in flags.split() if f not in cflags]
-    if not cflags or missing or any(w.startswith(('-I', '-M')) or w in ('-o', '-c', '-include') or
+    if not cflags or missing or any(w.startswith(('-I', '-M', '-isystem')) or w in ('-o', '-c', '-include') or
                                     w.endswith(('.c', '.o', '.h')) for w in cflags):
         problems.append(f'build:cflags: {cflags} (expected each of {flags.split()}, and no file or include path)')
     human = run([exe]).stdout
