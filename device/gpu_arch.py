@@ -5,7 +5,8 @@
   gpu_arch.py hip GPU_HIP_ARCH
 
 cuda: prints key=value lines: archs (libshoal's kernels, oldest first, comma-separated), why (where that list came
-from), test (the one architecture of the test programs), and warning when there is something to say. NVIDIA_SMI is
+from), test (the one architecture of the test programs), and warning when there is something to say (a GPU here that
+nvcc cannot build; a list without sm_90 or newer: docs/gpu.md says why). NVIDIA_SMI is
 nvidia-smi's path, or '' where meson did not find it. GPU_CUDA_ARCH 'auto' is the compute capability of every GPU
 nvidia-smi lists, where this nvcc can build them all, else the default list (sm_80, sm_90, sm_100: those this nvcc
 lists in --list-gpu-code); an explicit list is taken as given. GPU_CUDA_TEST_ARCH 'auto' is the oldest of the GPUs
@@ -80,6 +81,9 @@ def cuda(nvcc, arch_opt, test_opt, smi):
         if len(set(archs)) != len(archs):
             fail(f'gpu_cuda_arch: "{arch_opt}" names an architecture twice')
         archs = sorted(archs, key=key)
+        if key(archs[-1])[0] < 90:  # a newer GPU JIT-compiles the newest PTX, built without the __CUDA_ARCH__ >= 900 code
+            warning = (f'gpu_cuda_arch={arch_opt}: H100/H200 and newer GPUs would run the {archs[-1]} PTX, without the '
+                       f'collectives\' sm_90 code that their launch expects; add sm_90 if jobs run there')
     test = test_opt.strip()
     if test == 'auto':
         test = seen[0] if seen and (not codes or seen[0] in codes) else 'sm_90'

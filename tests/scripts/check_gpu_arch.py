@@ -6,7 +6,8 @@ nvidia-smi written to OUTDIR, so without a GPU, a CUDA toolkit or a new meson se
   else the default list sm_80,sm_90,sm_100 (no nvidia-smi, "No devices were found" with exit 6, a hanging one is not
   waited for here: not tested), cut to what nvcc lists (an nvcc listing sm_75 sm_80 sm_86: sm_80), and the default
   list with a warning when this machine's GPU is one nvcc cannot build;
-- an explicit list is taken sorted (sm_100,sm_90 -> sm_90,sm_100), spaces dropped, sm_90a accepted;
+- an explicit list is taken sorted (sm_100,sm_90 -> sm_90,sm_100), spaces dropped, sm_90a accepted; a list without
+  sm_90 or newer (sm_80) gives a warning (H100/H200 would run its PTX without the sm_90 code);
 - bad values stop with one line naming the option and the value: sm90, compute_90, an empty entry, sm_70 where nvcc
   cannot build it (the line lists what it can), a list for gpu_cuda_test_arch, a twice-named architecture;
 - gpu_hip_arch: gfx90a,gfx942:xnack- accepted; gfx and sm_90 refused.
@@ -67,6 +68,7 @@ def main():
     want([nvcc13, 'auto', 'sm_100', h200], {'archs': 'sm_90', 'test': 'sm_100'})
     want([nvcc13, 'sm_100, sm_90', 'auto', ''], {'archs': 'sm_90,sm_100', 'test': 'sm_90', 'why': 'gpu_cuda_arch'})
     want([nvcc13, 'sm_90a', 'auto', h200], {'archs': 'sm_90a', 'test': 'sm_90'})
+    want([nvcc13, 'sm_80', 'auto', ''], {'archs': 'sm_80', 'warning': 'H100/H200 and newer GPUs would run the sm_80 PTX'})
     bad = 'is not an architecture sm_NN (expected auto or a list such as sm_80,sm_90)'
     refuse(['cuda', nvcc13, 'sm90', 'auto', ''], f'gpu_cuda_arch: "sm90" {bad}')
     refuse(['cuda', nvcc13, 'compute_90', 'auto', ''], f'gpu_cuda_arch: "compute_90" {bad}')
