@@ -5,6 +5,7 @@
 #include "shoal.h"
 #include "topo.h"
 #include "gpu.h"
+#include "shoal_build_info.h" /* generated: runtime/build_info.py */
 
 #include <limits.h>
 #include <sched.h>
@@ -45,12 +46,23 @@ static void versions(void) {
   fact("version", "vendor", "%s", SHMEM_VENDOR_STRING);
 }
 
+/* The build: meson features, then what oshmem_info also reports (compiler, flags, prefix) and the GPU architectures
+ * the kernels were compiled for ("none" without that backend): a kernel image missing for a job's GPU shows here. */
 static void build_options(void) {
   heading("Build options (meson features compiled in)");
   fact("build", "cuda", "%s", SHOAL_HAVE_CUDA ? "yes" : "no");
   fact("build", "hip", "%s", SHOAL_HAVE_HIP ? "yes" : "no");
   fact("build", "ofi", "%s", SHOAL_HAVE_OFI ? "yes" : "no");
   fact("build", "pmix", "%s", SHOAL_HAVE_PMIX ? "yes" : "no");
+  fact("build", "compiler", "%s", SHOAL_BUILD_COMPILER);
+  fact("build", "compiler_command", "%s", SHOAL_BUILD_COMPILER_COMMAND);
+  fact("build", "cflags", "%s", SHOAL_BUILD_CFLAGS);
+  fact("build", "buildtype", "%s", SHOAL_BUILD_BUILDTYPE);
+  fact("build", "prefix", "%s", SHOAL_BUILD_PREFIX);
+  fact("build", "cuda_arch", "%s", SHOAL_BUILD_CUDA_ARCH);
+  fact("build", "cuda_ptx", "%s", SHOAL_BUILD_CUDA_PTX);
+  fact("build", "cuda_test_arch", "%s", SHOAL_BUILD_CUDA_TEST_ARCH);
+  fact("build", "hip_arch", "%s", SHOAL_BUILD_HIP_ARCH);
 }
 
 /* A backend compiled in: how many devices its runtime reports here, and each one's bus id and multiprocessors. */

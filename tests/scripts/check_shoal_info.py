@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""check_shoal_info.py SHOAL_INFO ENV_C VERSION CUDA HIP OFI PMIX - shoal-info's facts, checked against their sources.
+"""check_shoal_info.py SHOAL_INFO ENV_C VERSION CUDA HIP OFI PMIX PREFIX CC FLAGS BUILDTYPE CUDA_ARCH CUDA_TEST_ARCH
+HIP_ARCH - shoal-info's facts, checked against their sources.
 
 --parsable: every line is section:key:value; version:shoal is VERSION and version:openshmem 1.5; build:cuda/hip/ofi/
-pmix are the meson configuration's (yes/no as given); every variable of runtime/env.c's table has its type, default
+pmix are the meson configuration's (yes/no as given); build:prefix is PREFIX, build:compiler_command is CC (meson's
+compiler command) and build:compiler "ID VERSION" with VERSION on the first line of `CC --version`; build:cflags holds
+each of FLAGS (-std, -O, -g and c_args, as meson sets them) and no file names or include paths; build:buildtype is BUILDTYPE;
+build:cuda_arch, cuda_test_arch and hip_arch are meson's lists ("none" without the backend), build:cuda_ptx the
+newest architecture's compute_NN; the same values appear in the human output; every variable of runtime/env.c's table has its type, default
 (the table's text), value, set, accepts and help rows, and SHOAL_SPIN=7 in the environment shows value 7, set yes;
 --map N (N = 3 and N = the CPUs this process may use) gives N PE rows whose OS CPUs lie in that set (distinct ones
 with --bind-to core when N fits); bad options give one line and exit 2.
@@ -28,6 +33,7 @@ def cpulist(s):
 def main():
     exe, env_c, version = sys.argv[1:4]
     build = dict(zip(('cuda', 'hip', 'ofi', 'pmix'), sys.argv[4:8]))
+    prefix, cc, flags, buildtype, cuda_arch, cuda_test_arch, hip_arch = sys.argv[8:15]
     problems = []
     r = run([exe, '--parsable', '--map', '3'], {'SHOAL_SPIN': '7', 'FI_PROVIDER': 'tcp', 'FI_TCP_IFACE': 'lo'})
     if r.returncode:
@@ -47,6 +53,24 @@ def main():
         return None
     want = {('version', 'shoal'): version, ('version', 'openshmem'): '1.5'}
     want.update({('build', k): v for k, v in build.items()})
+    want.update({('build', 'prefix'): prefix, ('build', 'compiler_command'): cc, ('build', 'buildtype'): buildtype,
+                 ('build', 'cuda_arch'): cuda_arch, ('build', 'cuda_test_arch'): cuda_test_arch,
+                 ('build', 'hip_arch'): hip_arch,
+                 ('build', 'cuda_ptx'): 'none' if cuda_arch == 'none' else 'compute_' + cuda_arch.split(',')[-1][3:]})
+    compiler = value('build', 'compiler') or ''
+    first = run(cc.split() + ['--version']).stdout.split('\n')[0]
+    if not re.fullmatch(r'[a-z][a-z0-9_-]* \d+(\.\d+)+\S*', compiler) or compiler.split(' ')[1] not in first:
+        problems.append(f'build:compiler: {compiler!r} is not "ID VERSION" with VERSION in {cc} --version: {first!r}')
+    cflags = (value('build', 'cflags') or '').split()
+    missing = [f for f in flags.split() if f not in cflags]
+    if not cflags or missing or any(w.startswith(('-I', '-M', '-isystem')) or w in ('-o', '-c', '-include') or
+                                    w.endswith(('.c', '.o', '.h')) for w in cflags):
+        problems.append(f'build:cflags: {cflags} (expected each of {flags.split()}, and no file or include path)')
+    human = run([exe]).stdout
+    for key, v in [('compiler', compiler), ('prefix', prefix), ('cuda_arch', cuda_arch), ('hip_arch', hip_arch),
+                   ('cflags', ' '.join(cflags))]:
+        if not re.search(r'^  ' + key + r' +' + re.escape(v) + '$', human, re.M):
+            problems.append(f'human output: no line "  {key} ... {v}"')
     for (sec, key), v in want.items():
         if value(sec, key) != v:
             problems.append(f'{sec}:{key}: expected {v!r}, got {value(sec, key)!r}')
