@@ -82,8 +82,9 @@ def cuda(nvcc, arch_opt, test_opt, smi):
             fail(f'gpu_cuda_arch: "{arch_opt}" names an architecture twice')
         archs = sorted(archs, key=key)
         if key(archs[-1])[0] < 90:  # a newer GPU JIT-compiles the newest PTX, built without the __CUDA_ARCH__ >= 900 code
-            warning = (f'gpu_cuda_arch={arch_opt}: H100/H200 and newer GPUs would run the {archs[-1]} PTX, without the '
-                       f'collectives\' sm_90 code that their launch expects; add sm_90 if jobs run there')
+            warning = (f'gpu_cuda_arch={arch_opt}: H100/H200 and newer GPUs would run the {archs[-1]} PTX, JIT-compiled '
+                       f'at load and without the collectives\' sm_90 code (programmatic dependent launch: slower small '
+                       f'calls); add sm_90 if jobs run there')
     test = test_opt.strip()
     if test == 'auto':
         test = seen[0] if seen and (not codes or seen[0] in codes) else 'sm_90'

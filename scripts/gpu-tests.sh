@@ -139,6 +139,12 @@ for i in 1 2 3; do
   for t in gpu_signal gpu_barrier gpu_amo; do run $t-again$i pass -- 8 "$T/$t"; done
 done
 run gpu_fake pass -- 3 "$T/gpu_fake"
+# programmatic dependent launch only for code compiled with its wait: sm_90 code yes, compute_80 PTX on this GPU no
+for t in gpu_pdl_sm90 gpu_pdl_ptx80; do
+  if "$T/$t" >/tmp/gpu-tests/$t.log 2>&1; then pass=$((pass + 1)); echo "gpu-tests: ok   $t"
+  else fail=$((fail + 1)); failed_runs="$failed_runs $t"; echo "gpu-tests: FAIL $t"; fi
+  sed 's/^/    | /' /tmp/gpu-tests/$t.log | head -2
+done
 run gpu_bad-badfree fail -- 2 "$T/gpu_bad" badfree
 run gpu_bad-badpe fail -- 2 "$T/gpu_bad" badpe
 run gpu_bad-mixedcoll fail -- 2 "$T/gpu_bad" mixedcoll

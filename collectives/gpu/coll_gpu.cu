@@ -15,7 +15,6 @@
 #include "coll_gpu_launch.h"
 
 using namespace shoal_cg;
-using shoal_gl::cc_major;
 using shoal_gl::sm_count;
 
 extern "C" int shoal_coll_gpu_resolve(const shoal_coll_gpu_args_t *a, shoal_coll_gpu_cfg_t *out) {
@@ -73,8 +72,8 @@ extern "C" int shoal_coll_gpu_launch(const shoal_coll_gpu_args_t *a, void *strea
   p.wait = a->wait && a->npes > 1;
   p.gpu_scope = pl.gpu_scope;
   p.small = pl.small;
-  p.pdl = pl.pdl && cc_major() >= 9;
   kernel_fn k = pick(a->op, a->cfg.variant, pl.wclass, pl.g, pl.vec, pl.pipe);
+  p.pdl = pl.pdl && shoal_gl::pdl_ok((const void *)k);
   SHOAL_GPU_API(Stream_t) s = (SHOAL_GPU_API(Stream_t))stream;
   return shoal_gl::launch(k, pl.grid, (unsigned)NT, pl.shmem, s, p.pdl != 0, p, a->cfg.rt_launch != 0, err, errlen,
                           "shoal_coll_gpu_launch");

@@ -46,6 +46,28 @@ inline int cc_major(void) {
   return n > 0 ? n : 0;
 }
 
+/* Whether a kernel of this library may be launched with programmatic dependent launch on the current device: the
+ * device must be sm_90 or later AND the code it runs compiled for compute_90 or later (ptxVersion: the virtual
+ * architecture, which is what __CUDA_ARCH__ sees), because only that code has the griddepcontrol.wait such a launch
+ * needs. A library built for sm_80 alone runs JIT'd compute_80 code on an H200: no wait, so no such launch. k: any
+ * kernel of the calling library (all are compiled for the same architectures). Cached per device; false on HIP. */
+inline bool pdl_ok(const void *k) {
+  static int cache[64]; /* 0 not asked, 1 yes, -1 no */
+  if (cc_major() < 9) return false;
+  int dev = 0;
+  if (SHOAL_GPU_API(GetDevice)(&dev) != SHOAL_GPU_API(Success) || dev < 0) return false;
+  if (dev < 64 && cache[dev]) return cache[dev] > 0;
+  bool ok = false;
+#if !defined(__HIPCC__)
+  cudaFuncAttributes at;
+  ok = cudaFuncGetAttributes(&at, k) == cudaSuccess && at.ptxVersion >= 90;
+#else
+  (void)k;
+#endif
+  if (dev < 64) cache[dev] = ok ? 1 : -1;
+  return ok;
+}
+
 #ifdef SHOAL_CG_DRIVER_LAUNCH
 /* The driver's cuLaunchKernelEx through the runtime's entry-point query (no -lcuda), and each kernel's CUfunction
  * (cudaGetFuncBySymbol), cached: in the VM of our H200 a runtime launch costs 4.2-4.8 us of host time per call and the

@@ -63,7 +63,7 @@ extern "C" int shoal_coll_gpu_reduce_launch(const shoal_coll_gpu_red_args_t *a, 
   /* Small grids as the fcollect's (coll_gpu_plan.h): programmatic dependent launch, so that a call starts while the
    * stream's previous kernel ends (CUDA, sm_90 and later). */
   const bool pdl = pl.grid <= SHOAL_COLL_GPU_PDL_MAX_GRID && a->cfg.pdl != SHOAL_COLL_GPU_PDL_OFF &&
-                   shoal_gl::cc_major() >= 9;
+                   shoal_gl::pdl_ok((const void *)red_entry_kernel<0>);
   const bool rt = a->cfg.rt_launch != 0;
   p.c.pdl = pdl;
   if (pl.entry_kernel &&
@@ -99,7 +99,7 @@ extern "C" int shoal_coll_gpu_entry_launch(const shoal_coll_gpu_args_t *a, void 
   c.after = a->after;
   c.gpu_scope = a->cfg.scope == SHOAL_COLL_GPU_SCOPE_AUTO && a->one_gpu;
   SHOAL_GPU_API(Stream_t) s = (SHOAL_GPU_API(Stream_t))stream;
-  const bool pdl = a->cfg.pdl != SHOAL_COLL_GPU_PDL_OFF && shoal_gl::cc_major() >= 9;
+  const bool pdl = a->cfg.pdl != SHOAL_COLL_GPU_PDL_OFF && shoal_gl::pdl_ok((const void *)red_entry_kernel<0>);
   c.pdl = pdl;
   return shoal_gl::launch(red_entry_kernel<0>, 1u, 64u, 0, s, pdl, c, a->cfg.rt_launch != 0, err, errlen,
                           "shoal_coll_gpu_entry_launch");
