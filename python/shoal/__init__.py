@@ -92,14 +92,15 @@ def _load():
 
 
 # ---- setup ----
-_state = {'init': False, 'final': False, 'atexit': False}
+_state = {'init': False, 'final': False, 'atexit': False, 'uncaught': False}
 TEAM_WORLD = None   # set by init(): the handle values of SHMEM_TEAM_WORLD / SHMEM_TEAM_SHARED (ints)
 TEAM_SHARED = None
 
 
 def init():
     """Join the job (shmem_init): collective over every PE that oshrun started. A second call is a no-op; a call after
-    finalize() raises (OpenSHMEM cannot start twice). finalize() is registered to run at interpreter exit."""
+    finalize() raises (OpenSHMEM cannot start twice). finalize() is registered to run at interpreter exit, unless an
+    exception went uncaught (then this PE exits with status 1 without finalizing, and oshrun stops the job)."""
     global TEAM_WORLD, TEAM_SHARED
     with _lock:
         if _state['final']:
@@ -112,8 +113,27 @@ def init():
         TEAM_SHARED = ctypes.c_void_p.in_dll(lib, 'SHMEM_TEAM_SHARED').value
         _state['init'] = True
         if not _state['atexit']:
-            atexit.register(finalize)
+            atexit.register(_at_exit)
+            _chain_excepthook()
             _state['atexit'] = True
+
+
+def _chain_excepthook():
+    # Python runs atexit handlers after an uncaught exception too: a failed PE must not enter shmem_finalize's
+    # barrier while its peers are elsewhere (a hang until oshrun's timeout). The hook notes the failure and hands
+    # the exception on to the hook it replaces; Python then exits with status 1, which libshoal's own exit handler
+    # also reads as "do not finalize", and oshrun stops the job.
+    prev = sys.excepthook
+
+    def hook(tp, value, tb):
+        _state['uncaught'] = True
+        prev(tp, value, tb)
+    sys.excepthook = hook
+
+
+def _at_exit():
+    if not _state['uncaught']:
+        finalize()
 
 
 def finalize():
@@ -290,8 +310,8 @@ class DeviceArray:
     @property
     def __cuda_array_interface__(self):
         typestr = _DTYPES[self.dtype][1]
-        if typestr is None:
-            raise TypeError(f'shoal.DeviceArray: {self.dtype} has no __cuda_array_interface__ type: use DLPack')
+        if typestr is None:   # AttributeError, so that hasattr() / getattr(x, name, None) consumers try DLPack
+            raise AttributeError(f'shoal.DeviceArray: {self.dtype} has no __cuda_array_interface__ type: use DLPack')
         cai = {'shape': self.shape, 'typestr': typestr, 'data': (self.ptr, False), 'version': 3, 'strides': None}
         if self._stream is not None:
             cai['stream'] = self._stream if self._stream != 0 else 1  # 1: the legacy default stream (0 is invalid)
@@ -305,8 +325,10 @@ class DeviceArray:
             raise BufferError('shoal.DeviceArray.__dlpack__: copy=True is not supported (the data stays symmetric)')
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             raise BufferError(f'shoal.DeviceArray.__dlpack__: dl_device {dl_device} is not this array\'s device')
-        if self._stream is not None and stream not in (None, -1):
-            consumer = 0 if stream in (1, 2) else stream
+        # DLPack / array API for kDLCUDA: stream None means the consumer uses the legacy default stream (as 1 does;
+        # 2 is the per-thread default one), -1 means "do not synchronize".
+        if self._stream is not None and stream != -1:
+            consumer = 0 if stream in (None, 1, 2) else stream
             if consumer != self._stream:
                 _cuda_stream_sync(self._stream)
         return _dlpack_capsule(self)
@@ -484,9 +506,12 @@ def tensor(shape, dtype='float32'):
 
 
 def _addr_of(routine, argname, obj):
-    """(address, nbytes, dtype name, device) of a numpy array, DeviceArray, torch tensor or CUDA array."""
+    """(address, nbytes, dtype name, device, holder) of a numpy array, DeviceArray, torch tensor or CUDA array.
+    holder owns the memory at address: the caller keeps it until the C call that uses the address returns (numpy
+    scalars and other __array_interface__ objects are converted by np.asarray, which may copy them into a
+    temporary that would otherwise be freed on return)."""
     if isinstance(obj, DeviceArray):
-        return obj.ptr, obj.nbytes, obj.dtype, 'cuda'
+        return obj.ptr, obj.nbytes, obj.dtype, 'cuda', obj
     ai = getattr(obj, '__array_interface__', None)
     if ai is not None and not hasattr(obj, 'data_ptr'):
         import numpy as np
@@ -494,12 +519,13 @@ def _addr_of(routine, argname, obj):
             obj = np.asarray(obj)
         if not obj.flags['C_CONTIGUOUS']:
             raise ValueError(f'shoal.{routine}: {argname}: the array is not contiguous')
-        return obj.__array_interface__['data'][0], obj.nbytes, _typestr_name(routine, argname, obj.dtype.str), 'host'
+        return (obj.__array_interface__['data'][0], obj.nbytes, _typestr_name(routine, argname, obj.dtype.str),
+                'host', obj)
     if hasattr(obj, 'data_ptr') and hasattr(obj, 'element_size'):   # torch.Tensor
         if not obj.is_contiguous():
             raise ValueError(f'shoal.{routine}: {argname}: the tensor is not contiguous')
         return (obj.data_ptr(), obj.numel() * obj.element_size(), _dtype_name(routine, obj.dtype),
-                'cuda' if obj.is_cuda else 'host')
+                'cuda' if obj.is_cuda else 'host', obj)
     cai = getattr(obj, '__cuda_array_interface__', None)
     if cai is not None:
         dt = _typestr_name(routine, argname, cai['typestr'])
@@ -508,7 +534,7 @@ def _addr_of(routine, argname, obj):
             n *= s
         if cai.get('strides') is not None:
             raise ValueError(f'shoal.{routine}: {argname}: the array is not contiguous (strides given)')
-        return cai['data'][0], n, dt, 'cuda'
+        return cai['data'][0], n, dt, 'cuda', obj
     if isinstance(obj, (bytes, bytearray, memoryview)):
         import numpy as np
         return _addr_of(routine, argname, np.frombuffer(obj, dtype=np.uint8))
@@ -524,7 +550,7 @@ def _typestr_name(routine, argname, typestr):
 
 
 def _symmetric(routine, argname, obj):
-    addr, nbytes, dt, dev = _addr_of(routine, argname, obj)
+    addr, nbytes, dt, dev, _ = _addr_of(routine, argname, obj)   # a temporary copy is never symmetric
     a = _find_alloc(addr, nbytes)
     if a is None:
         raise ValueError(f'shoal.{routine}: {argname}: not a symmetric array (allocate it with shoal.array or '
@@ -536,7 +562,7 @@ def free(obj):
     """Release an array from shoal.array / zeros / tensor (collective, as shmem_free: every PE frees its instance in
     the same order). Views of it and peer arrays must not be used afterwards."""
     lib = _need('free')
-    addr, nbytes, _, _ = _addr_of('free', 'array', obj)
+    addr, nbytes, _, _, _ = _addr_of('free', 'array', obj)
     a = _allocs.get(addr)
     if a is None:
         raise ValueError(f'shoal.free: array: 0x{addr:x} is not the start of a live symmetric allocation')
@@ -636,7 +662,7 @@ def put(dest, source, pe, stream=None):
     lib = _need('put')
     _check_pe('put', pe)
     daddr, dbytes, _, ddev = _symmetric('put', 'dest', dest)
-    saddr, sbytes, _, sdev = _addr_of('put', 'source', source)
+    saddr, sbytes, _, sdev, sholder = _addr_of('put', 'source', source)   # sholder: alive until the copy is done
     if sbytes > dbytes:
         raise ValueError(f'shoal.put: source: {sbytes} bytes do not fit in dest ({dbytes} bytes)')
     if sdev == 'host' and stream is None:   # to either heap: the device heap's put path copies synchronously
@@ -653,11 +679,16 @@ def get(dest, source, pe, stream=None):
     lib = _need('get')
     _check_pe('get', pe)
     saddr, sbytes, _, sdev = _symmetric('get', 'source', source)
-    daddr, dbytes, _, ddev = _addr_of('get', 'dest', dest)
+    daddr, dbytes, _, ddev, dholder = _addr_of('get', 'dest', dest)   # dholder: alive until the copy is done
     if dbytes > sbytes:
         raise ValueError(f'shoal.get: dest: {dbytes} bytes are more than source holds ({sbytes} bytes)')
-    if getattr(dest, 'flags', None) is not None and not dest.flags['WRITEABLE']:
-        raise ValueError('shoal.get: dest: the array is read-only')
+    try:   # bytes, read-only memoryviews and arrays, numpy scalars: shmem_getmem would write into immutable memory
+        readonly = memoryview(dest).readonly
+    except TypeError:   # no buffer protocol (torch tensors, DeviceArray, other __array_interface__ objects)
+        readonly = getattr(dholder, 'flags', None) is not None and not dholder.flags['WRITEABLE']
+    if readonly:
+        raise ValueError(f'shoal.get: dest: a read-only {type(dest).__name__}: pass a writable buffer (a numpy '
+                         f'array, bytearray, writable memoryview)')
     if ddev == 'host' and stream is None:
         lib.shmem_getmem(daddr, saddr, dbytes, pe)
     else:

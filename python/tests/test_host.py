@@ -5,8 +5,12 @@ Asserts values against numpy: put/get around the ring, fcollect, alltoall, sum/p
 too, on TEAM_WORLD and TEAM_SHARED), the base table (peer_ptrs, get_peer_array: a peer's values read by load), the
 DLPack capsule's layout (consumed by numpy.from_dlpack through a host-device subclass) and the exceptions raised
 for bad arguments. Exits 77 without numpy; prints one line per failed check and exits 1 if any failed.
+`test_host.py uncaught OSHRUN` (python-uncaught) runs this file at 2 PEs with PE 1 raising an uncaught exception and
+checks that oshrun ends the job at once with PE 1's status instead of hanging until its --timeout.
 """
+import subprocess
 import sys
+import time
 
 try:
     import numpy as np
@@ -134,6 +138,47 @@ def main():
     cai = hv.__cuda_array_interface__
     check(cai['version'] == 3 and cai['typestr'] == '<f8' and cai['shape'] == (2, 2) and 'stream' not in cai,
           f'__cuda_array_interface__: {cai}')
+    bf = HostDL(z.__array_interface__['data'][0], (2,), 'bfloat16', owner=False)
+    check(not hasattr(bf, '__cuda_array_interface__'), 'bfloat16: hasattr(__cuda_array_interface__) is False')
+    raises(AttributeError, 'bfloat16 has no __cuda_array_interface__ type: use DLPack', getattr, bf,
+           '__cuda_array_interface__')
+
+    # __dlpack__(stream): for CUDA, None is the legacy default stream (as 1); only -1 skips the wait for the stream
+    # the data was written on (the wait itself is recorded here instead of made: no GPU)
+    synced, real_sync = [], shoal._cuda_stream_sync
+    shoal._cuda_stream_sync = synced.append
+    try:
+        for written, consumer, want in ((5, None, [5]), (5, 1, [5]), (5, 5, []), (5, -1, []), (0, None, []),
+                                        (0, 2, []), (0, 7, [0])):
+            synced.clear()
+            hv._stream = written
+            hv.__dlpack__(stream=consumer)
+            check(synced == want, f'__dlpack__(stream={consumer}) of data written on stream {written}: waited for '
+                                  f'{synced}, expected {want}')
+    finally:
+        shoal._cuda_stream_sync = real_sync
+        hv._stream = None
+    check(len(shoal._dl_live) == live, 'the capsules of the stream checks are released')
+
+    # put from a numpy scalar: np.asarray copies it into a temporary that must outlive shmem_putmem. The wrapper
+    # allocates small numpy arrays (which reuse any just-freed buffer of that size) before the real shmem_putmem.
+    real_lib = shoal._lib
+
+    class ReuseFreed:
+        def __getattr__(self, name):
+            return getattr(real_lib, name)
+
+        def shmem_putmem(self, d, s, nbytes, pe):
+            junk = [np.full(1, -1, dtype=np.int64) for _ in range(64)]
+            real_lib.shmem_putmem(d, s, nbytes, pe)
+            del junk
+    sc = shoal.zeros((2,), 'int64')
+    shoal._lib = ReuseFreed()
+    try:
+        shoal.put(sc, np.int64(0x1234), me)
+    finally:
+        shoal._lib = real_lib
+    check(sc[0] == 0x1234, f'put of np.int64(0x1234): got {sc[0]:#x} (the temporary copy was freed before the put)')
 
     # ---- errors: a clear exception naming the routine and the argument ----
     raises(ValueError, 'shoal.put: dest: not a symmetric array', shoal.put, np.zeros(8), np.zeros(8), nxt)
@@ -141,6 +186,17 @@ def main():
     raises(ValueError, 'shoal.put: source: 128 bytes do not fit in dest (64 bytes)', shoal.put, a,
            np.zeros(16, dtype=np.int64), nxt)
     raises(ValueError, 'shoal.get: source: not a symmetric array', shoal.get, b, np.zeros(8), nxt)
+    # get into immutable memory: a clear error, never a write into a bytes object or a read-only view
+    raises(ValueError, 'shoal.get: dest: a read-only bytes: pass a writable buffer', shoal.get, bytes(8), a, nxt)
+    raises(ValueError, 'shoal.get: dest: a read-only memoryview', shoal.get, memoryview(bytearray(8)).toreadonly(),
+           a, nxt)
+    raises(ValueError, 'shoal.get: dest: a read-only int64', shoal.get, np.int64(0), a, nxt)
+    ro = np.zeros(2, dtype=np.int64)
+    ro.flags.writeable = False
+    raises(ValueError, 'shoal.get: dest: a read-only ndarray', shoal.get, ro, a, nxt)
+    wb = bytearray(8)
+    shoal.get(memoryview(wb), a, me)
+    check(wb == a[:1].tobytes(), f'get into a writable memoryview: got {bytes(wb)!r}')
     big = shoal.zeros((n + 1, 3), 'float64')
     raises(ValueError, f'shoal.fcollect: dst: {24 * (n + 1)} bytes, expected {n} x 24', shoal.fcollect,
            shoal.TEAM_WORLD, big, src)
@@ -175,5 +231,36 @@ def main():
     return 0
 
 
+def uncaught_pe():
+    """One PE of python-uncaught's job: PE 1 raises, PE 0 waits for a put that never comes."""
+    shoal.init()
+    flag = shoal.zeros((1,), 'int64')
+    if shoal.my_pe() == 1:
+        raise RuntimeError('python-uncaught: PE 1 fails on purpose')
+    end = time.time() + 60
+    while flag[0] == 0 and time.time() < end:   # oshrun stops this PE once PE 1 has exited
+        time.sleep(0.01)
+    return 3
+
+
+def uncaught(oshrun):
+    """Without the excepthook PE 1 would wait in shmem_finalize's barrier at exit, PE 0 in its loop: a hang until
+    --timeout (status 124 after 30 s)."""
+    t0 = time.time()
+    p = subprocess.run([oshrun, '-n', '2', '--timeout', '30', sys.executable, __file__, 'uncaught-pe'],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=90)
+    took = time.time() - t0
+    print(p.stdout, end='')
+    ok = (p.returncode == 1 and took < 10 and 'PE 1 fails on purpose' in p.stdout
+          and 'exited with status 1' in p.stdout)
+    print(f'python-uncaught: oshrun exited with status {p.returncode} after {took:.1f} s '
+          f'({"as expected" if ok else "FAILED: expected status 1 within 10 s, and the traceback"})', flush=True)
+    return 0 if ok else 1
+
+
 if __name__ == '__main__':
+    if sys.argv[1:2] == ['uncaught']:
+        sys.exit(uncaught(sys.argv[2]))
+    if sys.argv[1:2] == ['uncaught-pe']:
+        sys.exit(uncaught_pe())
     sys.exit(main())
