@@ -71,7 +71,11 @@ _Noreturn void shoal_fatal(const char *routine, const char *fmt, ...) {
   /* One write so that lines of several PEs do not interleave. */
   char out[1200];
   int n = snprintf(out, sizeof out, "shoal: PE %d: %s: %s\n", pe_for_log(), routine, line);
-  if (n > (int)sizeof out) n = sizeof out;
+  if (n < 0) n = 0;
+  if (n >= (int)sizeof out) { /* truncated: end with the newline, and write no NUL */
+    n = sizeof out - 1;
+    out[n - 1] = '\n';
+  }
   fflush(stdout);
   if (write(2, out, (size_t)n) < 0) { /* nothing more to do */ }
   shoal_boot_abort(&shoal_g.boot, 1);

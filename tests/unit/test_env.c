@@ -1,5 +1,6 @@
 /* Unit tests of runtime/env.c (size/bool/long parsing, shoal_env_load through setenv) and of the debug-subsystem
- * parser of runtime/log.c. Outputs are poisoned before every call; a failed parse must leave them untouched. */
+ * parser and shoal_fatal's line of runtime/log.c. Outputs are poisoned before every call; a failed parse must leave
+ * them untouched. */
 #include "shoal.h"
 
 #include <check.h>
@@ -7,6 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define POISON_SIZE ((size_t)0xa5a5a5a5a5a5a5a5ull)
 #define POISON_LONG ((long)0x5a5a5a5a5a5a5a5al)
@@ -432,6 +435,37 @@ START_TEST(subsys_parse) {
 }
 END_TEST
 
+/* shoal_fatal's line, cut at its 1200-byte buffer (a routine name and a message too long for it): it must still end
+ * with a newline and carry no NUL byte into stderr (the next PE's line would follow on the same line). */
+START_TEST(fatal_truncates) {
+  int fd[2];
+  ck_assert_int_eq(pipe(fd), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(fd[1], 2);
+    char routine[301], msg[1001];
+    memset(routine, 'r', sizeof routine - 1);
+    routine[sizeof routine - 1] = 0;
+    memset(msg, 'x', sizeof msg - 1);
+    msg[sizeof msg - 1] = 0;
+    shoal_fatal(routine, "%s", msg);
+  }
+  close(fd[1]);
+  char buf[2048];
+  size_t got = 0;
+  for (ssize_t k; got < sizeof buf && (k = read(fd[0], buf + got, sizeof buf - got)) > 0;) got += (size_t)k;
+  close(fd[0]);
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  ck_assert_uint_eq(got, 1199); /* the buffer less its NUL */
+  ck_assert_ptr_null(memchr(buf, 0, got));
+  ck_assert_int_eq(buf[got - 1], '\n');
+  ck_assert(!strncmp(buf + got - 4, "xxx\n", 4)); /* cut inside the message, not after it */
+}
+END_TEST
+
 static Suite *env_suite(void) {
   Suite *s = suite_create("env");
   TCase *t = tcase_create("parse");
@@ -454,6 +488,7 @@ static Suite *env_suite(void) {
   suite_add_tcase(s, t);
   t = tcase_create("log");
   tcase_add_test(t, subsys_parse);
+  tcase_add_test(t, fatal_truncates);
   suite_add_tcase(s, t);
   return s;
 }
