@@ -68,8 +68,10 @@ int shmemx_device_state_get(void *buf, size_t len);
  *  Returns 0, or -1 when out of memory or with a NULL fill or an unknown flag (docs/gpu.md, "Without a GPU"). */
 int shmemx_device_unit_register(int (*fill)(char *why, size_t len), unsigned flags);
 #define SHMEMX_DEVICE_UNIT_OPTIONAL 1u
-/** The form of the headers before shmemx_device_unit_register, kept for programs built with them: a required unit
- *  whose fill prints its own failure. Returns 0, or -1 when out of memory or with a NULL fill. */
+/** The form of the headers before shmemx_device_unit_register, kept for programs built with them: an optional unit
+ *  (as SHMEMX_DEVICE_UNIT_OPTIONAL; those headers never ended the job without a GPU) whose fill prints its own
+ *  failure: without a GPU it is not filled and shmem_init returns; with one, a failing fill ends the job. Returns 0,
+ *  or -1 when out of memory or with a NULL fill. */
 int shmemx_device_state_register(int (*fill)(void));
 /** Bytes of the device symmetric heap: total and largest free block (0 and 0 without a GPU). */
 void shmemx_device_heap_info(size_t *total, size_t *free_largest);

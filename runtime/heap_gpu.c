@@ -260,7 +260,7 @@ shoal_status_t shoal_gpu_init(void) {
     free(all);
     return SHOAL_ERR_IO;
   }
-  bool every = true;
+  bool every = true, self_failed = false;
   for (int p = 0; p < n; p++) every = every && all[p].ok && all[p].size == mine.size && all[p].share == mine.share;
   if (every) { /* map every peer's heap: IPC from another process; our own (or a same-process PE's) directly */
     bool ok = (G.peer = calloc((size_t)n, sizeof *G.peer)) && (G.opened = calloc((size_t)n, sizeof *G.opened));
@@ -293,16 +293,30 @@ shoal_status_t shoal_gpu_init(void) {
     if (G.share_fd >= 0) close(G.share_fd); /* every peer has its own copy now */
     G.share_fd = -1;
     if (ok && state_setup(all)) ok = false;
+    self_failed = !ok;
     every = all_agree(ok);
   }
   if (!every) {
+    int bad = -1, differs = -1; /* the first PE without a usable GPU; the first whose heap is not like ours */
+    for (int p = n - 1; p >= 0; p--) {
+      if (!all[p].ok) bad = p;
+      else if (all[p].size != mine.size || all[p].share != mine.share) differs = p;
+    }
+    char which[96];
+    if (self_failed || !mine.ok)
+      snprintf(which, sizeof which, "this PE could not set up or map it");
+    else if (bad >= 0)
+      snprintf(which, sizeof which, "PE %d has no usable GPU", bad);
+    else if (differs >= 0)
+      snprintf(which, sizeof which, "PE %d's device heap differs in size or in how it is shared", differs);
+    else
+      snprintf(which, sizeof which, "another PE could not map it");
     if (shoal_gpu_kind == SHOAL_GPU_NONE && !tried[0])
       snprintf(G.why, sizeof G.why, "this libshoal was built without a GPU backend (CUDA, HIP)");
     else if (shoal_gpu_kind == SHOAL_GPU_NONE)
       snprintf(G.why, sizeof G.why, "no GPU is visible (%s)", shoal_gpu_select_why);
     else
-      snprintf(G.why, sizeof G.why, "the device symmetric heap could not be set up on every PE (the lines above "
-               "say why)");
+      snprintf(G.why, sizeof G.why, "the device symmetric heap could not be set up on every PE (%s)", which);
     if (shoal_gpu_kind != SHOAL_GPU_NONE && me == 0)
       shoal_warn("shmem_init: not every PE could set up its GPU (%s): host memory only", shoal_gpu_ops.name);
     local_release();
@@ -455,8 +469,9 @@ void shoal_gpu_team_set(int slot, int wstart, int wstride, int size, int rank) {
 }
 
 /* The fills of the translation units that use the device API (registered from their static initializers, before
- * main or at dlopen): run once the device state exists. A unit is required (the default) unless it registered with
- * SHMEMX_DEVICE_UNIT_OPTIONAL: a process with a required unit and no device state ends the job at shmem_init, one
+ * main or at dlopen): run once the device state exists. A unit is required (the default of
+ * shmemx_device_unit_register) unless it registered with SHMEMX_DEVICE_UNIT_OPTIONAL or through the older
+ * shmemx_device_state_register: a process with a required unit and no device state ends the job at shmem_init, one
  * line naming the cause, instead of running its kernels on nothing (issue 32). */
 typedef struct unit {
   int (*fill)(void);                 /* shmemx_device_state_register (older headers): reports its own failure */
@@ -496,7 +511,7 @@ static void unit_fill(const char *routine, const unit_t *u) {
                 "be copied to the GPU (%s): ending the job", msg[0] ? msg : "the line above says why");
 }
 
-static int unit_add(unit_t u) {
+static int unit_add(const char *late, unit_t u) {
   pthread_mutex_lock(&units.lock);
   if (units.n == units.cap) {
     size_t cap = units.cap ? 2 * units.cap : 16;
@@ -509,18 +524,23 @@ static int unit_add(unit_t u) {
     units.cap = cap;
   }
   units.u[units.n++] = u;
-  if (units.checked && shoal_g.state == 1) unit_fill("shmemx_device_unit_register (a unit loaded after init)", &u);
+  if (units.checked && shoal_g.state == 1) unit_fill(late, &u);
   pthread_mutex_unlock(&units.lock);
   return 0;
 }
 
+/* Programs built with the headers before shmemx_device_unit_register: their units were filled only where a GPU was
+ * in use and never ended the job without one (such a program checks shmemx_gpu_available() or runs on GPU nodes
+ * only), so they stay optional; only a rebuilt program's unit is required by default. */
 int shmemx_device_state_register(int (*fill)(void)) {
-  return fill ? unit_add((unit_t){.fill = fill}) : -1;
+  return fill ? unit_add("shmemx_device_state_register (a unit loaded after init)",
+                         (unit_t){.fill = fill, .flags = SHMEMX_DEVICE_UNIT_OPTIONAL})
+              : -1;
 }
 
 int shmemx_device_unit_register(int (*fill)(char *why, size_t len), unsigned flags) {
   if (!fill || flags & ~SHMEMX_DEVICE_UNIT_OPTIONAL) return -1;
-  return unit_add((unit_t){.fill_why = fill, .flags = flags});
+  return unit_add("shmemx_device_unit_register (a unit loaded after init)", (unit_t){.fill_why = fill, .flags = flags});
 }
 
 static void units_check(const char *routine) {

@@ -30,7 +30,12 @@ static int find(void *p) {
     if (maps[i].p == p) return i;
   return -1;
 }
-static shoal_status_t f_count(int *n) { return *n = 1, SHOAL_OK; }
+/* FAKE_NO_GPU_PES: "all", or the one PE (its number) whose fake backend finds no device. */
+static bool pe_listed(const char *var) {
+  const char *v = getenv(var), *r = getenv("SHOAL_RANK");
+  return v && (!strcmp(v, "all") || (r && !strcmp(v, r)));
+}
+static shoal_status_t f_count(int *n) { return *n = pe_listed("FAKE_NO_GPU_PES") ? 0 : 1, SHOAL_OK; }
 static shoal_status_t f_busid(int dev, char *b, size_t len) { return snprintf(b, len, "0000:00:00.0"), SHOAL_OK; }
 static shoal_status_t f_set(int dev) { return SHOAL_OK; }
 static shoal_status_t f_sms(int dev, int *n) { return *n = 4, SHOAL_OK; }
@@ -145,9 +150,35 @@ static int fails, me;
 
 #define N 10007
 
+/* A device-API unit registered without nvcc (issue 32): fills declared in C, as the headers declare theirs. Mode
+ * unit_legacy[_late]: through shmemx_device_state_register (programs built with the older headers), before shmem_init
+ * or after it; unit_required: through shmemx_device_unit_register with flags 0, on the PEs FAKE_UNIT_PES names
+ * (all when unset). FAKE_FILL_FAIL: the fills fail. Prints what the PE saw, if shmem_init returned. */
+static int fills;
+static int legacy_fill(void) { return fills++, getenv("FAKE_FILL_FAIL") ? -1 : 0; }
+static int why_fill(char *why, size_t len) {
+  fills++;
+  if (!getenv("FAKE_FILL_FAIL")) return 0;
+  snprintf(why, len, "fake fill failed");
+  return -1;
+}
+static int unit_mode(const char *mode) {
+  bool late = !strcmp(mode, "unit_legacy_late"), req = !strcmp(mode, "unit_required");
+  int rc = 0;
+  if (req && (!getenv("FAKE_UNIT_PES") || pe_listed("FAKE_UNIT_PES"))) rc = shmemx_device_unit_register(why_fill, 0);
+  else if (!req && !late) rc = shmemx_device_state_register(legacy_fill);
+  shmem_init();
+  if (late) rc = shmemx_device_state_register(legacy_fill);
+  printf("gpu_fake: PE %d: %s: register %d, gpu %d, %d fill(s)\n", shmem_my_pe(), mode, rc, shmemx_gpu_available(),
+         fills);
+  shmem_finalize();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   setenv("SHOAL_DEVICE_SYMMETRIC_SIZE", "16M", 1);
   shoal_gpu_test_backend = &fake;
+  if (argc > 1 && !strncmp(argv[1], "unit_", 5)) return unit_mode(argv[1]);
   shmem_init();
   me = shmem_my_pe();
   int n = shmem_n_pes(), next = (me + 1) % n, prev = (me + n - 1) % n;
