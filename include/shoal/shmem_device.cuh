@@ -126,7 +126,7 @@ static inline int shoal_dstate_fill(char *why, size_t len) {
 
 /* Copy this PE's device state (peer table, barrier flags, teams) to this translation unit's __constant__ memory
  * and make the PE's GPU current. Not needed: every unit that includes this header registers itself from a static
- * initializer (shmemx_device_state_register) and shmem_init fills it. Calling it again (after shmem_init) is safe
+ * initializer (shmemx_device_unit_register) and shmem_init fills it. Calling it again (after shmem_init) is safe
  * and recopies. Returns 0, or -1 (message on stderr) without a GPU or when the copy fails. */
 static inline int shmemx_init_device_state(void) { return shoal_dstate_fill(NULL, 0); }
 
