@@ -33,7 +33,11 @@ def main():
         k, _, v = kv.partition('=')
         env[k] = v
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-    out, err = r.stdout.splitlines(), [l for l in r.stderr.splitlines() if l.strip()]
+    # oshrun's own report of the first PE that ended ("oshrun: PE 0 (pid N) exited with status 1; stopping the job")
+    # is the launcher's line, not the program's: it comes when oshrun stops the others before they said theirs.
+    oshrun_line = r'^oshrun: PE \d+ \(pid \d+\) exited with status \d+; stopping the job$'
+    out = r.stdout.splitlines()
+    err = [l for l in r.stderr.splitlines() if l.strip() and not re.match(oshrun_line, l)]
     shown = f'exit status {r.returncode}\n--- stdout\n{r.stdout}--- stderr\n{r.stderr}'
     got = [re.match(r'^gpu_nocheck: PE (\d+): got (-?\d+) \(expected (-?\d+)\)$', l) for l in out]
     if r.returncode == 0 and got and all(got):
