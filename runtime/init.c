@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-shoal_state_t shoal_g = {.boot = {.fd = -1}}; /* fd 0 would be stdin */
 struct shoal_ctx shoal_ctx_default_obj = {.magic = SHOAL_CTX_MAGIC};
 shmem_ctx_t SHMEM_CTX_DEFAULT = &shoal_ctx_default_obj;
 
@@ -405,18 +404,6 @@ int shmemx_local_n_pes(void) {
 
 int shmem_pe_accessible(int pe) { return shoal_g.state == 1 && pe >= 0 && pe < shoal_g.npes; }
 
-shoal_space_t *shoal_space_find(const void *addr, size_t n, size_t *off) {
-  for (int i = 0; i < SHOAL_SPACE_MAX; i++) {
-    shoal_space_t *s = &shoal_g.space[i];
-    uintptr_t o = (uintptr_t)addr - s->base;
-    if (s->size && o < s->size && n <= s->size - o) {
-      if (off) *off = o;
-      return s;
-    }
-  }
-  return NULL;
-}
-
 int shmem_addr_accessible(const void *addr, int pe) {
   return shmem_pe_accessible(pe) && shoal_space_find(addr, 1, NULL) != NULL;
 }
@@ -428,16 +415,6 @@ void *shmem_ptr(const void *dest, int pe) {
   shoal_space_t *s = shoal_space_find(dest, 1, &off);
   if (!s || !s->delta || s->device || shoal_space_far(s, pe)) return NULL;
   return (char *)dest + s->delta[pe];
-}
-
-void *shoal_xlate_slow(const void *addr, size_t n, int pe, const char *routine, const char *arg) {
-  size_t off;
-  shoal_space_t *s = shoal_space_find(addr, n, &off);
-  if (s && s->delta && !shoal_space_far(s, pe)) return (char *)addr + s->delta[pe];
-  if (s) return NULL; /* reachable, but only through the space's put/get or the transport */
-  if (shoal_space_find(addr, 1, NULL))
-    shoal_fatal(routine, "%s %p + %zu bytes runs past the end of its symmetric region", arg, addr, n);
-  shoal_fatal(routine, "%s %p is not a symmetric address (not in the symmetric heap or static data)", arg, addr);
 }
 
 void shmem_info_get_version(int *major, int *minor) {

@@ -220,7 +220,7 @@ struct shoal_ctx {
 };
 #define SHOAL_CTX_MAGIC 0x5c7a11c0u
 
-/* ---- the PE's state ---- */
+/* ---- the PE's state (state.c) ---- */
 typedef struct shoal_state {
   int state;        /* 0 before init, 1 running, 2 finalized */
   int me, npes;
@@ -274,7 +274,7 @@ shoal_status_t shoal_memfd_share(int fd, size_t len, char **peer, char *why, siz
 /* Reserve bytes of symmetric internal memory (same offset on every PE: call in the same order everywhere). */
 void *shoal_internal_alloc(size_t bytes, size_t align);
 
-/* ---- address translation ---- */
+/* ---- address translation (xlate.c, a leaf: the state and the log only) ---- */
 /* Slow path: other spaces; returns the space (and *off) holding [addr, addr+n), or NULL. */
 shoal_space_t *shoal_space_find(const void *addr, size_t n, size_t *off);
 void *shoal_xlate_slow(const void *addr, size_t n, int pe, const char *routine, const char *arg);
