@@ -1,5 +1,5 @@
 /*
- * coll.h - internal interface of teams and host collectives (the files of collectives/ and runtime/team.c).
+ * coll.h - internal interface of the host collectives (the files of collectives/); teams: team.h.
  *
  * Model. Every collective runs over a shoal_team_t: a team (SHMEM_TEAM_WORLD, SHMEM_TEAM_SHARED, a split) or an
  * active set (PE_start, logPE_stride, PE_size, pSync) of the deprecated API. A member r is world PE world[r]; its
@@ -67,101 +67,14 @@
 #define SHOAL_COLL_H
 
 #include "shoal.h"
+#include "team.h" /* the team struct and handles */
 #include "transport.h"
-
-#define SHOAL_TEAM_MAGIC 0x7ea3c011u
-#define SHOAL_TEAM_DEAD 0x7ea3dea0u
-#define SHOAL_TEAM_SLOTS 32                          /* team slots: WORLD, SHARED, 30 for user teams */
-#define SHOAL_TEAM_SCRATCH_WORLD ((size_t)256 << 10) /* bytes of scratch for SHMEM_TEAM_WORLD */
-#define SHOAL_TEAM_SCRATCH_SHARED ((size_t)64 << 10)
-#define SHOAL_TEAM_SCRATCH_USER ((size_t)16 << 10)
-#define SHOAL_TEAM_STAGE_WORLD ((size_t)32 << 10)   /* bytes of staging (a ring of slots) for WORLD and SHARED */
-#define SHOAL_TEAM_STAGE_USER ((size_t)8 << 10)
-#define SHOAL_STAGE_SLOT ((size_t)512)                            /* bytes: the staging ring's unit */
-#define SHOAL_STAGE_SLOTS (SHOAL_TEAM_STAGE_WORLD / SHOAL_STAGE_SLOT) /* the most slots a team's ring has */
-#define SHOAL_STAGE_DEEP_MAX ((size_t)128) /* bytes: rounds up to this take one slot with a PE per core too */
-#define SHOAL_ASET_MAX (SHMEM_SYNC_SIZE - 1)          /* active-set size limit: pSync cells (last one: collect) */
-
-typedef struct shoal_team shoal_team_t;
-struct shoal_team {
-  uint32_t magic;             /* SHOAL_TEAM_MAGIC while valid, SHOAL_TEAM_DEAD after shmem_team_destroy */
-  bool aset;                  /* active set: pSync counters instead of a slot */
-  bool predefined;            /* WORLD / SHARED: cannot be destroyed */
-  bool remote;                /* a member is on another node (reached through the transport): see shoal_coll_far */
-  bool hier;                  /* members on several nodes, two or more on some node: barrier, broadcast and
-                                 reduction go through the nodes; set with the fields below by the teams module */
-  bool pow2_runs;             /* hier, and the nodes are runs of the same power-of-two number of members */
-  bool all_far;               /* a team (not an active set) with each member on its own node (SHOAL_TRANSPORT=ofi
-                                 too), the same on every member: small broadcasts, fcollects and alltoalls push
-                                 into the receivers' staging or scratch, see "Members on other nodes" above */
-  int nlead, lead_idx;        /* nodes of the members, and this PE's index among their leaders (-1: not a leader) */
-  int *lead;                  /* [nlead] team rank of each node's leader: its first member in the team */
-  int *mates, nmates;         /* a leader: the other members of its node; any other member: its leader alone */
-  int *lnode;                 /* [size] each member's node, as its index in lead */
-  int *npos, *nstart;         /* node order: [size] each member's place, its node's members together (by rank);
-                                 [nlead + 1] where node q's members start (q + 1: where they end) */
-  int rank, size;             /* this PE's number in the team; members */
-  int wstart, wstride;        /* member i is world PE wstart + i * wstride (every team here is such a sequence) */
-  int slot;                   /* team slot, -1 for an active set */
-  int fstride;                /* uint64 units between the flag cells of two senders */
-  int *world;                 /* [size] world PE of each member */
-  ptrdiff_t *delta;           /* [size] heap delta of each member */
-  ptrdiff_t *cdelta;          /* [size] delta of the control space (flags, pub): delta, or adelta (pSync's space) */
-  ptrdiff_t *adelta;          /* [size] an active set's pSync deltas */
-  _Atomic uint64_t **rflag;   /* [size] this PE's flag cell in member r's memory (as mapped here) */
-  _Atomic uint64_t *flag;     /* cells where members signal this PE: sender s at flag[s * fstride] */
-  _Atomic uint64_t *pub;      /* cells others read (collect sizes): two for teams, used by turns; one (pSync's last
-                                 cell) for active sets. Remote copy: pub + cdelta[r] */
-  uint64_t ncollect;          /* collects done (which pub cell is next) */
-  char *scratch;              /* symmetric scratch, scratch_size bytes in two halves (NULL for active sets) */
-  size_t scratch_size;
-  uint64_t seq;               /* last signal value; advances identically on all members */
-  uint64_t round;             /* scratch rounds done: half round & 1 is next */
-  char *stage;                /* this PE's staging: stage_slots slots of SHOAL_STAGE_SLOT bytes (NULL: active sets) */
-  size_t stage_half;          /* half the staging: the most a staged round holds (0 for active sets) */
-  int stage_slots, stage_pos; /* the ring's slots, and the first of the next round (the same on every member) */
-  uint64_t nstaged;           /* all_far teams: staged rounds done (half nstaged & 1 of the receivers' is next) */
-  uint64_t stage_done[SHOAL_STAGE_SLOTS]; /* per slot (all_far: per half): the "done" value its readers post for
-                                             this PE's last round there */
-  int stage_root[2];          /* all_far teams, per half: the root of the last staged round in it (-1: none yet) */
-  uint64_t lead_read;         /* t->round after the last scratch round whose members read their leader's half
-                                 (fcollect_hier, alltoall_hier): shmem_team_destroy waits for those reads */
-  ptrdiff_t *tdelta[2];       /* [size] per-call delta tables for objects outside the heap */
-  size_t *offs;               /* [size + 1] per-call block offsets (collect) */
-  long *psync;                /* active set: the user's pSync */
-  int cap;                    /* allocated length of the arrays above */
-  shmem_team_config_t config;
-  long config_mask;
-};
 
 /* Some node of the job runs more PEs than it has CPUs (shoal_g.crowded: the same on every PE, so members choose
  * alike): algorithms that need every member scheduled at once (pull, rsag, a round trip per call) cost context
  * switches there, so the automatic choice favours pushes, and small broadcasts, fcollects and alltoalls that let a
  * PE run ahead (staging ring, pushes into scratch). */
 extern bool shoal_coll_oversubscribed;
-
-/* ---- handles (runtime/team.c) ----
- * Every team object of this PE lives in one static table (entry 0: WORLD, 1: SHARED), so a handle is checked by
- * address against the table before anything behind it is read: a garbage handle gets the one-line error instead of
- * a SIGSEGV. At most SHOAL_TEAM_SLOTS - 2 user teams of a PE are alive at once; the other entries hold destroyed
- * teams (reused round robin, so a stale handle reads as destroyed for at least 64 later creations). */
-#define SHOAL_TEAM_POOL (SHOAL_TEAM_SLOTS + 64)
-extern shoal_team_t shoal_team_pool[SHOAL_TEAM_POOL];
-static inline bool shoal_team_in_pool(const void *team) {
-  uintptr_t off = (uintptr_t)team - (uintptr_t)shoal_team_pool;
-  return off < sizeof shoal_team_pool && off % sizeof(shoal_team_t) == 0;
-}
-_Noreturn void shoal_team_invalid(const char *routine, shmem_team_t team);
-/* The team behind a handle; fatal for SHMEM_TEAM_INVALID, a destroyed team or garbage, naming routine. */
-static inline shoal_team_t *shoal_team_get(shmem_team_t team, const char *routine) {
-  SHOAL_CHECK_INIT(routine);
-  shoal_team_t *t = (shoal_team_t *)team;
-  if (SHOAL_UNLIKELY(!shoal_team_in_pool(t) || t->magic != SHOAL_TEAM_MAGIC)) shoal_team_invalid(routine, team);
-  return t;
-}
-/* The active set (PE_start, logPE_stride, PE_size) with pSync as a team (cached: one lookup per call); fatal for an
- * invalid triplet, a calling PE outside the set, or a pSync that is not symmetric. */
-shoal_team_t *shoal_aset_get(int PE_start, int logPE_stride, int PE_size, long *pSync, const char *routine);
 
 /* ---- members on other nodes ----
  * A member whose memory this PE does not map (another node, or SHOAL_TRANSPORT=ofi) has delta 0 in every delta table

@@ -1,4 +1,5 @@
-/* coll_barrier.c - team and active-set barriers (spec 9.9: shmem_team_sync, shmem_barrier, shmem_sync).
+/* coll_barrier.c - team, active-set and all-PE barriers (spec 9.9: shmem_team_sync, shmem_barrier, shmem_sync,
+ * shmem_barrier_all, shmem_sync_all; the runtime registers the last as its shoal_barrier_all_hook).
  *   dissemination (default): round k signals member (me + 2^k) % n and waits for (me - 2^k) % n; ceil(log2 n)
  *     rounds, each sender's signals land in a distinct cell of the receiver.
  *   linear: every member signals member 0, which then releases every member (2 (n - 1) signals through one PE).
@@ -64,4 +65,28 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) {
 
 void(shmem_sync)(int PE_start, int logPE_stride, int PE_size, long *pSync) { /* (): not shmem.h's shmem_sync(...) */
   shoal_coll_barrier(shoal_aset_get(PE_start, logPE_stride, PE_size, pSync, "shmem_sync"), "shmem_sync");
+}
+
+/* SHOAL_COLL_BARRIER_ALGO applies here too: linear is SHMEM_TEAM_WORLD's linear barrier, and so is the
+ * hierarchical one where WORLD spans nodes with several PEs on one (auto or hierarchical); otherwise the runtime's
+ * dissemination barrier (shoal_barrier_world, runtime/sync.c; its own flags: init and finalize use it before and
+ * after teams exist). */
+static void barrier_all(const char *routine) {
+  int algo = shoal_coll_algo(SHOAL_COLL_BARRIER, routine);
+  if (SHOAL_UNLIKELY(algo == SHOAL_BARRIER_LINEAR) ||
+      (SHOAL_UNLIKELY(SHMEM_TEAM_WORLD && ((shoal_team_t *)SHMEM_TEAM_WORLD)->hier) && algo != SHOAL_BARRIER_DISSEM))
+    shoal_coll_barrier((shoal_team_t *)SHMEM_TEAM_WORLD, routine);
+  else
+    shoal_barrier_world();
+}
+
+void shmem_barrier_all(void) {
+  SHOAL_CHECK_INIT("shmem_barrier_all");
+  shmem_quiet();
+  barrier_all("shmem_barrier_all");
+}
+
+void shmem_sync_all(void) {
+  SHOAL_CHECK_INIT("shmem_sync_all");
+  barrier_all("shmem_sync_all");
 }

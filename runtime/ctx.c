@@ -13,21 +13,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-/* The teams module (team.c) translates team PE numbers; weak, so that this module links without it. (Declared here
- * too, as the spec has them, for builds where shmem_teams.h does not yet declare them.) */
-#pragma GCC visibility push(default)
-int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
-int shmem_team_n_pes(shmem_team_t team);
-#pragma GCC visibility pop
-#pragma weak shmem_team_translate_pe
-#pragma weak shmem_team_n_pes
-
+/* The teams module (collectives/team.c) translates team PE numbers, through the hooks it registers at init (shoal.h):
+ * the runtime does not call up into it. */
 int shoal_ctx_pe_slow(const char *routine, shmem_ctx_t ctx, int pe) {
-  if (!shmem_team_translate_pe) return pe;
-  int w = shmem_team_translate_pe(ctx->team, pe, SHMEM_TEAM_WORLD);
+  if (!shoal_team_translate_hook) return pe;
+  int w = shoal_team_translate_hook(ctx->team, pe, SHMEM_TEAM_WORLD);
   if (w < 0)
     shoal_fatal(routine, "pe %d out of range [0, %d) of the team of ctx %p", pe,
-                shmem_team_n_pes ? shmem_team_n_pes(ctx->team) : -1, (void *)ctx);
+                shoal_team_n_pes_hook ? shoal_team_n_pes_hook(ctx->team) : -1, (void *)ctx);
   return w;
 }
 

@@ -105,7 +105,7 @@ void *shmem_align(size_t alignment, size_t size) {
 void shmem_free(void *ptr) {
   SHOAL_CHECK_INIT("shmem_free");
   if (!ptr) return; /* no action, no barrier (spec 1.5 9.3.1) */
-  shmem_barrier_all(); /* nobody still accesses ptr on any PE */
+  shoal_barrier_all_hook(); /* nobody still accesses ptr on any PE */
   if (shoal_gpu_heap_owns(ptr))
     shoal_gpu_heap_free("shmem_free", ptr);
   else
@@ -120,14 +120,14 @@ void *shmem_realloc(void *ptr, size_t size) {
     return NULL;
   }
   if (shoal_gpu_heap_owns(ptr)) {
-    shmem_barrier_all();
+    shoal_barrier_all_hook();
     void *p = shoal_gpu_heap_realloc("shmem_realloc", ptr, size);
     shoal_barrier_world();
     return p;
   }
   size_t off = user_off("shmem_realloc", ptr), old = shoal_alloc_size_of(&shoal_g.alloc, off);
   debug_check_same("shmem_realloc", size, old);
-  shmem_barrier_all(); /* accesses to the old block are done */
+  shoal_barrier_all_hook(); /* accesses to the old block are done */
   void *p = ptr;
   if (shoal_alloc_resize(&shoal_g.alloc, off, size)) {
     p = alloc_nobarrier("shmem_realloc", size, SHOAL_HEAP_ALIGN);

@@ -602,5 +602,5 @@ void shmemx_barrier_all_on_stream(void *stream) {
     if (rc != SHOAL_ERR_NOSYS || shoal_gpu_ops.stream_sync(stream))
       shoal_fatal("shmemx_barrier_all_on_stream", "cannot enqueue the barrier on stream %p", stream);
   }
-  shmem_barrier_all(); /* no barrier kernel: the stream is drained, then the host barrier */
+  shoal_barrier_all_hook(); /* no barrier kernel: the stream is drained, then the host barrier */
 }

@@ -6,6 +6,7 @@
 #include "topo.h"
 #include "heap_gpu.h"
 #include "gpu/coll_gpu.h" /* shoal_coll_gpu_init / fini */
+#include "team.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -290,8 +291,6 @@ static void topo_init(const char *routine) {
 /* Module hooks, each in its own file. */
 shoal_status_t shoal_static_init(void);
 void shoal_static_fini(void);
-shoal_status_t shoal_team_init(void);
-void shoal_team_fini(void);
 
 static void at_exit_finalize(int status, void *arg) {
   /* A program that returns from main without shmem_finalize still finalizes (every PE does, so it is collective).
@@ -327,6 +326,9 @@ static void init_common(const char *routine, int requested) {
   topo_init(routine);
   shoal_g.state = 1; /* the module hooks below may call RMA */
   if (shoal_team_init()) shoal_fatal(routine, "team setup failed");
+  shoal_barrier_all_hook = shmem_barrier_all;
+  shoal_team_translate_hook = shmem_team_translate_pe;
+  shoal_team_n_pes_hook = shmem_team_n_pes;
   if (shoal_gpu_init()) shoal_fatal(routine, "GPU setup failed");
   if (shoal_coll_gpu_init()) /* once the device heap is up (a no-op without one) */
     shoal_warn("shmem_init: GPU collectives not set up: fcollect/alltoall on device buffers will be refused");

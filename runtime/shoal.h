@@ -366,7 +366,20 @@ void shoal_rma_put_tx(const char *routine, void *tx, void *dest, const void *src
 
 /* ---- barrier, fence, quiet (sync.c) ---- */
 extern void (*shoal_quiet_hook)(void), (*shoal_fence_hook)(void); /* NULL, or the transport's (transport.c) */
+/* The runtime's own world barrier (dissemination over the internal area's flags; no quiet): init and finalize use it
+ * before and after teams exist, and shmem_malloc & co. after their allocation. Collective over every PE. */
 void shoal_barrier_world(void);
+/* shmem_barrier_all's meaning (a quiet, then every PE arrives), for runtime routines that have its semantics
+ * (shmem_free, shmem_realloc, shmemx_barrier_all_on_stream): the collectives register shmem_barrier_all at init
+ * (api/init.c: SHOAL_COLL_BARRIER_ALGO, through the nodes where WORLD spans them); until then a quiet and
+ * shoal_barrier_world. Never NULL; a pointer because the runtime must not call up into collectives/. */
+extern void (*shoal_barrier_all_hook)(void);
+
+/* ---- hooks of the teams module (collectives/team.c), registered by api/init.c; storage in state.c ----
+ * The runtime knows teams only as handles. Contexts made on a team take that team's PE numbers (ctx.c): these are
+ * shmem_team_translate_pe and shmem_team_n_pes once registered, NULL before (PE numbers are then world ones). */
+extern int (*shoal_team_translate_hook)(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+extern int (*shoal_team_n_pes_hook)(shmem_team_t team);
 
 /* ---- topology in the runtime (init.c) ---- */
 int shoal_topo_gpu_busid(char *busid, size_t len); /* this PE's GPU bus id from the mapping, or "" */

@@ -1,6 +1,7 @@
-/* sync.c - fence, quiet, and the all-PE barrier: a dissemination barrier over flags in the internal symmetric area
+/* sync.c - fence, quiet, and the runtime's all-PE barrier (shmem_barrier_all and shmem_sync_all are the collectives':
+ * collectives/coll_barrier.c): a dissemination barrier over flags in the internal symmetric area
  * (one cache line per round), so two PEs meet in one cache-line exchange each way. */
-#include "coll.h"
+#include "shoal.h"
 #include "transport.h"
 
 #include <sched.h>
@@ -143,25 +144,9 @@ void shoal_barrier_world(void) {
   }
 }
 
-/* SHOAL_COLL_BARRIER_ALGO applies here too: linear is SHMEM_TEAM_WORLD's linear barrier, and so is the
- * hierarchical one where WORLD spans nodes with several PEs on one (auto or hierarchical); otherwise the
- * dissemination barrier above (its own flags: init and finalize use it before and after teams exist). */
-static void barrier_all(const char *routine) {
-  int algo = shoal_coll_algo(SHOAL_COLL_BARRIER, routine);
-  if (SHOAL_UNLIKELY(algo == SHOAL_BARRIER_LINEAR) ||
-      (SHOAL_UNLIKELY(SHMEM_TEAM_WORLD && ((shoal_team_t *)SHMEM_TEAM_WORLD)->hier) && algo != SHOAL_BARRIER_DISSEM))
-    shoal_coll_barrier((shoal_team_t *)SHMEM_TEAM_WORLD, routine);
-  else
-    shoal_barrier_world();
-}
-
-void shmem_barrier_all(void) {
-  SHOAL_CHECK_INIT("shmem_barrier_all");
+/* Until the collectives register theirs (shoal.h): shmem_barrier_all's meaning with the runtime's own barrier. */
+static void barrier_all_world(void) {
   shmem_quiet();
-  barrier_all("shmem_barrier_all");
+  shoal_barrier_world();
 }
-
-void shmem_sync_all(void) {
-  SHOAL_CHECK_INIT("shmem_sync_all");
-  barrier_all("shmem_sync_all");
-}
+void (*shoal_barrier_all_hook)(void) = barrier_all_world;

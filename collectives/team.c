@@ -1,5 +1,5 @@
 /* team.c - teams (spec 9.4): the predefined teams, splits, queries, destroy, team contexts, and the team slots that
- * hold every team's flags and scratch (model in collectives/coll.h). */
+ * hold every team's flags and scratch (model in coll.h; the struct and handles in team.h). */
 #include "coll.h"
 #include "ctx.h"
 #include "heap_gpu.h"
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-shmem_team_t SHMEM_TEAM_WORLD = SHMEM_TEAM_INVALID;
-shmem_team_t SHMEM_TEAM_SHARED = SHMEM_TEAM_INVALID;
+/* SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED are stored in the runtime (state.c: contexts compare with WORLD); this
+ * module sets them at init. */
 
 shoal_team_t shoal_team_pool[SHOAL_TEAM_POOL]; /* every team object of this PE (coll.h) */
 #define world_obj (shoal_team_pool[0])
