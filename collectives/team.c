@@ -215,6 +215,21 @@ shoal_status_t shoal_team_init(void) {
   return SHOAL_OK;
 }
 
+_Static_assert(SHOAL_TEAM_POOL <= SHOAL_GPU_TEAM_ROWS, "the device teams table has a row per pool entry");
+
+void shoal_team_gpu_fill(shmemx_device_state_t *st, int32_t (*rows)[4], int nrows) {
+  st->team_world = SHMEM_TEAM_WORLD;
+  st->team_shared = SHMEM_TEAM_SHARED;
+  st->team_pool = (uint64_t)(uintptr_t)shoal_team_pool;
+  st->team_stride = sizeof shoal_team_pool[0];
+  st->team_count = SHOAL_TEAM_POOL;
+  for (int i = 0; i < SHOAL_TEAM_POOL && i < nrows; i++) {
+    const shoal_team_t *t = &shoal_team_pool[i];
+    if (t->magic == SHOAL_TEAM_MAGIC && !t->aset)
+      memcpy(rows[i], (int32_t[4]){t->wstart, t->wstride, t->size, t->rank}, sizeof rows[i]);
+  }
+}
+
 static _Thread_local shoal_team_t aset_obj; /* per thread: threads may run active-set collectives at once */
 
 /* A pool entry for a new team: never used, or destroyed longest ago. Destroyed entries keep their header (magic

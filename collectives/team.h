@@ -105,5 +105,10 @@ shoal_status_t shoal_team_init(void);
 /* At shmem_finalize, after the GPU is released: frees every team's arrays and forgets every handle (a later use of
  * one reads as invalid). */
 void shoal_team_fini(void);
+/* The device state's team fields (team_world, team_shared, team_pool, team_stride, team_count) and rows[i] = {wstart,
+ * wstride, size, rank} of every live team at pool entry i < nrows (the others left as they are: zero): registered
+ * as the runtime's shoal_gpu_teams_hook (runtime/heap_gpu.h), so that the device heap's set-up learns the teams
+ * without calling up into this module. */
+void shoal_team_gpu_fill(shmemx_device_state_t *st, int32_t (*rows)[4], int nrows);
 
 #endif

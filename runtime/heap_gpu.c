@@ -1,8 +1,8 @@
 /* heap_gpu.c - the device symmetric heap over the GPU ops table (device/gpu.h), next to the host heap (heap.c): this
  * PE's GPU, the heap (one allocation per PE, mapped by every PE of the node), its space entry (host RMA through the
  * copy engine), the device state of the device API, the teams table of device code, and the _on_stream routines.
- * The backends below the table know none of this (device/ is a leaf: docs/design/modules.md); runtime/init.c sets
- * up the GPU collectives once this heap is up.
+ * The backends below the table know none of this (device/ is a leaf: docs/design/modules.md); api/init.c sets
+ * up the GPU collectives once this heap is up, having reserved their area and registered the teams' fill first.
  *
  * Sharing the heap (SHOAL_GPU_HEAP_MAP): "vmm" (auto where the backend has it: CUDA's VMM API) allocates it with
  * share_alloc, which gives a file descriptor; the PEs of the node exchange their descriptors through the
@@ -14,8 +14,6 @@
  * Offsets are the same on every PE; peers' heaps are mapped here through IPC, so that a device address of PE p's
  * instance is base + off + delta[p] in this process, on the host (copies) as in kernels (loads and stores). */
 #include "heap_gpu.h"
-#include "coll.h"
-#include "gpu/coll_gpu.h" /* shoal_coll_gpu_area_bytes: the collectives' part of the internal area */
 
 #include <errno.h>
 #include <pthread.h>
@@ -47,6 +45,11 @@ static void gpu_log(int level, const char *line) {
   else SHOAL_DEBUG(SHOAL_SUB_GPU, "%s", line);
 }
 
+static size_t (*coll_area_bytes)(int npes); /* shoal_gpu_area_reserve's */
+void (*shoal_gpu_teams_hook)(shmemx_device_state_t *st, int32_t (*rows)[4], int nrows);
+
+void shoal_gpu_area_reserve(size_t (*bytes)(int npes)) { coll_area_bytes = bytes; }
+
 #define LINE 128 /* one GPU cache line per flag: rounds of a barrier do not share lines */
 shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out) {
   if (npes < 1 || !out) return SHOAL_ERR_INVAL;
@@ -56,9 +59,9 @@ shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out) {
   l.grid_bar = l.bar_epoch + LINE;
   l.amo_scratch = l.grid_bar + LINE;
   l.teams = l.amo_scratch + LINE;
-  l.peer_delta = l.teams + (SHOAL_TEAM_POOL * 4 * sizeof(int32_t) + LINE - 1) / LINE * LINE;
+  l.peer_delta = l.teams + (SHOAL_GPU_TEAM_ROWS * 4 * sizeof(int32_t) + LINE - 1) / LINE * LINE;
   l.coll = (l.peer_delta + (size_t)npes * sizeof(int64_t) + LINE - 1) / LINE * LINE;
-  size_t end = l.coll + shoal_coll_gpu_area_bytes(npes), chunk = (size_t)64 << 10;
+  size_t end = l.coll + (coll_area_bytes ? coll_area_bytes(npes) : 0), chunk = (size_t)64 << 10;
   l.total = (end + chunk - 1) / chunk * chunk; /* the user heap starts 64 KiB-aligned: shmem_align up to 64 KiB */
   *out = l;
   return SHOAL_OK;
@@ -219,20 +222,11 @@ static shoal_status_t state_setup(const gpu_hello_t *all) {
   st->bar_flags = (uint64_t *)(G.base + G.lay.bar_flags);
   st->bar_epoch = (uint64_t *)(G.base + G.lay.bar_epoch);
   st->grid_bar = (uint32_t *)(G.base + G.lay.grid_bar);
-  st->team_world = SHMEM_TEAM_WORLD;
-  st->team_shared = SHMEM_TEAM_SHARED;
   st->teams = (const int32_t *)(G.base + G.lay.teams);
-  st->team_pool = (uint64_t)(uintptr_t)shoal_team_pool;
-  st->team_stride = sizeof shoal_team_pool[0];
-  st->team_count = SHOAL_TEAM_POOL;
+  int32_t teams[SHOAL_GPU_TEAM_ROWS][4] = {{0}}; /* the teams made before the GPU: WORLD, SHARED */
+  if (shoal_gpu_teams_hook) shoal_gpu_teams_hook(st, teams, SHOAL_GPU_TEAM_ROWS);
   for (int p = 0; p < n && p < SHMEMX_DEVICE_MAX_PES; p++) st->delta[p] = delta[p];
   shoal_status_t rc = shoal_gpu_ops.memcpy(G.base + G.lay.peer_delta, delta, (size_t)n * sizeof *delta, G.stream);
-  int32_t teams[SHOAL_TEAM_POOL][4] = {{0}}; /* the teams made before the GPU: WORLD, SHARED */
-  for (int i = 0; i < SHOAL_TEAM_POOL; i++) {
-    const shoal_team_t *t = &shoal_team_pool[i];
-    if (t->magic == SHOAL_TEAM_MAGIC && !t->aset)
-      memcpy(teams[i], (int32_t[4]){t->wstart, t->wstride, t->size, t->rank}, sizeof teams[i]);
-  }
   if (!rc) rc = shoal_gpu_ops.memcpy(G.base + G.lay.teams, teams, sizeof teams, G.stream);
   if (!rc) rc = shoal_gpu_ops.stream_sync(G.stream);
   if (!rc && n <= SHMEMX_DEVICE_MAX_PES) {
@@ -461,7 +455,7 @@ int shmemx_device_state_get(void *buf, size_t len) {
 }
 
 void shoal_gpu_team_set(int slot, int wstart, int wstride, int size, int rank) {
-  if (!G.ready || slot < 0 || slot >= SHOAL_TEAM_POOL) return;
+  if (!G.ready || slot < 0 || slot >= SHOAL_GPU_TEAM_ROWS) return;
   int32_t e[4] = {wstart, wstride, size, rank};
   if (shoal_gpu_ops.memcpy(G.base + G.lay.teams + (size_t)slot * sizeof e, e, sizeof e, G.stream) ||
       shoal_gpu_ops.stream_sync(G.stream))

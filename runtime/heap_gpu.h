@@ -1,6 +1,7 @@
 /* heap_gpu.h - the device symmetric heap (runtime/heap_gpu.c), next to the host heap: the allocation of every PE
  * over the GPU ops table (device/gpu.h), its internal area, the exchange of the mappings over the bootstrap, the
- * device state of the device API and the teams table kernels read. Modules: docs/design/modules.md. */
+ * device state of the device API and the teams table kernels read (filled through shoal_gpu_teams_hook). Modules:
+ * docs/design/modules.md. */
 #ifndef SHOAL_HEAP_GPU_H
 #define SHOAL_HEAP_GPU_H
 #include "shoal.h"
@@ -12,10 +13,25 @@ typedef struct shoal_gpu_layout {
   size_t bar_flags, bar_epoch, grid_bar, amo_scratch, teams, peer_delta, coll, total; /* coll: GPU collectives (issue 6) */
 } shoal_gpu_layout_t;
 shoal_status_t shoal_gpu_layout_make(int npes, shoal_gpu_layout_t *out);
+/* Rows of the device teams table (lay.teams: int32_t[4] each, wstart, wstride, size (0: no team), rank), one per entry
+ * of the teams module's pool: the table is part of the device state's format, so its capacity is fixed here (the
+ * teams module checks that its pool fits, collectives/team.c). */
+#define SHOAL_GPU_TEAM_ROWS 96
+
+/* ---- what the layers above put into the device heap (registered by api/init.c before shoal_gpu_init) ----
+ * The runtime does not call up into collectives/: it asks through these. */
+/* The GPU collectives' share of the internal area (lay.coll, after the peer table): bytes(npes) for a job of npes
+ * PEs. Without a reservation (NULL, the default) the share is 0 bytes. Call before the device heap is laid out. */
+void shoal_gpu_area_reserve(size_t (*bytes)(int npes));
+/* The teams module's part of the device state, called once while the device heap is set up: sets st's team fields
+ * (team_world, team_shared, team_pool, team_stride, team_count; st->teams is set already) and fills rows (nrows rows,
+ * zeroed) with the teams made before the GPU (WORLD, SHARED), which become the device teams table. NULL (the
+ * default): those fields and the table stay zero. */
+extern void (*shoal_gpu_teams_hook)(shmemx_device_state_t *st, int32_t (*rows)[4], int nrows);
 
 /* ---- the device heap, for the runtime (heap.c, rma.c, AMO code) ---- */
 /* Choose the backend and set up the device heap (collective: every PE takes part, whatever its GPU). A PE without
- * a GPU, or a job where some PE failed, runs host-only (SHOAL_OK). runtime/init.c then sets up the GPU collectives
+ * a GPU, or a job where some PE failed, runs host-only (SHOAL_OK). api/init.c then sets up the GPU collectives
  * (shoal_coll_gpu_init) and calls shoal_gpu_announce. */
 shoal_status_t shoal_gpu_init(void);
 /* Once the GPU collectives are set up (whether or not there is a device heap): fill the registered device-API units
@@ -24,7 +40,7 @@ shoal_status_t shoal_gpu_init(void);
 void shoal_gpu_announce(const char *routine);
 /* Unmap and free the device heap (collective; after shoal_coll_gpu_fini). */
 void shoal_gpu_fini(void);
-/* Team entry slot (index in shoal_team_pool) now holds a team of size members wstart + i * wstride in which this PE
+/* Team entry slot (index in the teams module's pool, below SHOAL_GPU_TEAM_ROWS) now holds a team of size members wstart + i * wstride in which this PE
  * is rank (size 0: none): copied to the device table that kernels read (shmem_team_my_pe in device code). */
 void shoal_gpu_team_set(int slot, int wstart, int wstride, int size, int rank);
 /* True when the device heap is up. */

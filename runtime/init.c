@@ -329,6 +329,8 @@ static void init_common(const char *routine, int requested) {
   shoal_barrier_all_hook = shmem_barrier_all;
   shoal_team_translate_hook = shmem_team_translate_pe;
   shoal_team_n_pes_hook = shmem_team_n_pes;
+  shoal_gpu_area_reserve(shoal_coll_gpu_area_bytes);
+  shoal_gpu_teams_hook = shoal_team_gpu_fill;
   if (shoal_gpu_init()) shoal_fatal(routine, "GPU setup failed");
   if (shoal_coll_gpu_init()) /* once the device heap is up (a no-op without one) */
     shoal_warn("shmem_init: GPU collectives not set up: fcollect/alltoall on device buffers will be refused");
