@@ -1,8 +1,7 @@
 /* deprecated.c - names the OpenSHMEM 1.5 Annex still requires (the deprecated AMO and wait names live with their
- * families in amo.c and p2p.c). */
+ * families in amo.c and p2p.c, start_pes with shmem_init in api/init.c). */
 #include "shoal.h"
 
-void start_pes(int npes) { shmem_init(); }
 int _my_pe(void) { return shmem_my_pe(); }
 int _num_pes(void) { return shmem_n_pes(); }
 void *shmalloc(size_t size) { return shmem_malloc(size); }

@@ -1,12 +1,11 @@
-/* init.c - shmem_init/finalize, the host symmetric heap (one memfd per PE, mapped by every PE of the node), the
- * cached peer bases and deltas, and the setup queries (spec 9.2). */
+/* init.c - the runtime's part of shmem_init/finalize (shoal_rt_init, _end, _fini: api/init.c wires them with the layers
+ * above), the host symmetric heap (one memfd per PE, mapped by every PE of the node), the cached peer bases and
+ * deltas, and the setup queries (spec 9.2). */
 #include "shoal.h"
 #include "ctx.h"
 #include "transport.h"
 #include "topo.h"
 #include "heap_gpu.h"
-#include "gpu/coll_gpu.h" /* shoal_coll_gpu_init / fini */
-#include "team.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -292,15 +291,9 @@ static void topo_init(const char *routine) {
 shoal_status_t shoal_static_init(void);
 void shoal_static_fini(void);
 
-static void at_exit_finalize(int status, void *arg) {
-  /* A program that returns from main without shmem_finalize still finalizes (every PE does, so it is collective).
-   * One that exits with a failure status must not wait in that barrier for PEs that never come: oshrun stops them. */
-  if (shoal_g.state == 1 && status == 0) shmem_finalize();
-}
-
-static void init_common(const char *routine, int requested) {
-  if (shoal_g.state == 1) return;
-  if (shoal_g.state == 2) shoal_fatal(routine, "called after shmem_finalize (re-initialization is not supported)");
+/* Environment, log, bootstrap, the warnings of PE 0, heap, static data, transports, topology: in this order (each
+ * step needs the ones before; the transports' set-up is collective). Fatal, naming routine, where a step fails. */
+void shoal_rt_init(const char *routine, int requested) {
   char err[512];
   if (shoal_env_load(&shoal_env, err, sizeof err)) shoal_fatal(routine, "%s", err);
   unsigned mask = 0;
@@ -324,17 +317,11 @@ static void init_common(const char *routine, int requested) {
   if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
   if (shoal_tl_setup(routine)) shoal_fatal(routine, "cannot reach every PE (the line above says why)");
   topo_init(routine);
-  shoal_g.state = 1; /* the module hooks below may call RMA */
-  if (shoal_team_init()) shoal_fatal(routine, "team setup failed");
-  shoal_barrier_all_hook = shmem_barrier_all;
-  shoal_team_translate_hook = shmem_team_translate_pe;
-  shoal_team_n_pes_hook = shmem_team_n_pes;
-  shoal_gpu_area_reserve(shoal_coll_gpu_area_bytes);
-  shoal_gpu_teams_hook = shoal_team_gpu_fill;
-  if (shoal_gpu_init()) shoal_fatal(routine, "GPU setup failed");
-  if (shoal_coll_gpu_init()) /* once the device heap is up (a no-op without one) */
-    shoal_warn("shmem_init: GPU collectives not set up: fcollect/alltoall on device buffers will be refused");
-  shoal_gpu_announce(routine);
+  shoal_g.state = 1; /* the layers set up after this may call RMA */
+}
+
+/* The node socket closes only now: the device heap's set-up (after shoal_rt_init) still exchanges descriptors. */
+void shoal_rt_init_end(void) {
   shoal_boot_node_close(&shoal_g.boot); /* every descriptor is exchanged: nobody may connect any more */
   if (shoal_g.me == 0 && (shoal_env.info || shoal_env.version)) {
     if (shoal_env.info)
@@ -343,20 +330,6 @@ static void init_common(const char *routine, int requested) {
       printf("Shoal %s, OpenSHMEM %d.%d\n", SHOAL_VERSION_STRING, SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
     fflush(stdout);
   }
-  static bool registered;
-  if (!registered) on_exit(at_exit_finalize, NULL);
-  registered = true;
-  shoal_barrier_world();
-}
-
-void shmem_init(void) { init_common("shmem_init", SHMEM_THREAD_SINGLE); }
-
-int shmem_init_thread(int requested, int *provided) {
-  if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE)
-    shoal_fatal("shmem_init_thread", "requested %d is not a SHMEM_THREAD_* level", requested);
-  init_common("shmem_init_thread", requested);
-  if (provided) *provided = shoal_g.thread_level;
-  return 0;
 }
 
 void shmem_query_thread(int *provided) {
@@ -365,13 +338,9 @@ void shmem_query_thread(int *provided) {
   *provided = shoal_g.thread_level;
 }
 
-void shmem_finalize(void) {
-  if (shoal_g.state != 1) return;
-  shoal_ctx_fini(); /* contexts' operations between nodes complete before the barrier (it covers the default's) */
-  shmem_barrier_all();
-  shoal_coll_gpu_fini(); /* before the device heap it signals in goes */
-  shoal_gpu_fini();
-  shoal_team_fini();
+/* The reverse of shoal_rt_init, once the layers above are gone: transports (collective), bootstrap, static data,
+ * heap. */
+void shoal_rt_fini(void) {
   shoal_tl_teardown();
   shoal_boot_fini(&shoal_g.boot);
   shoal_static_fini();

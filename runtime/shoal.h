@@ -256,6 +256,15 @@ typedef struct shoal_state {
 extern shoal_state_t shoal_g;
 
 /* ---- init.c ---- */
+/* The runtime's part of shmem_init, in three calls that api/init.c places around the set-up of the layers above.
+ * shoal_rt_init: environment, log, bootstrap, heap, static data, transports, topology (collective; fatal, naming
+ * routine, on any failure); on return shoal_g.state is 1 and RMA works. requested: the SHMEM_THREAD_* level.
+ * shoal_rt_init_end: after those layers (the device heap exchanges descriptors): closes the node socket, prints
+ * SHMEM_INFO / SHMEM_VERSION on PE 0. shoal_rt_fini: the part of shmem_finalize after those layers are gone
+ * (collective); shoal_g.state becomes 2. */
+void shoal_rt_init(const char *routine, int requested);
+void shoal_rt_init_end(void);
+void shoal_rt_fini(void);
 /* Memory files of the symmetric spaces: a memfd of len bytes, sealed against resizing. -1 with errno on failure. */
 #define SHOAL_MEMFD_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 #ifdef F_SEAL_FUTURE_WRITE
