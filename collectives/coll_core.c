@@ -120,7 +120,7 @@ _Noreturn void shoal_coll_bytes_fail(const char *routine, size_t nelems, size_t 
   shoal_fatal(routine, "nelems: %zu elements of %zu bytes overflow", nelems, size);
 }
 
-extern _Atomic uint64_t *shoal_coll_dbg; /* runtime/team.c: 3 symmetric cells */
+extern _Atomic uint64_t *shoal_coll_dbg; /* team.c: 3 symmetric cells */
 
 static uint64_t name_hash(const char *s) {
   uint64_t h = 1469598103934665603ull;

@@ -40,8 +40,9 @@ shoal_status_t shoal_gpu_init(void);
 void shoal_gpu_announce(const char *routine);
 /* Unmap and free the device heap (collective; after shoal_coll_gpu_fini). */
 void shoal_gpu_fini(void);
-/* Team entry slot (index in the teams module's pool, below SHOAL_GPU_TEAM_ROWS) now holds a team of size members wstart + i * wstride in which this PE
- * is rank (size 0: none): copied to the device table that kernels read (shmem_team_my_pe in device code). */
+/* Team entry slot (index in the teams module's pool, below SHOAL_GPU_TEAM_ROWS) now holds a team of size members
+ * wstart + i * wstride in which this PE is rank (size 0: none): copied to the device table that kernels read
+ * (shmem_team_my_pe in device code). */
 void shoal_gpu_team_set(int slot, int wstart, int wstride, int size, int rank);
 /* True when the device heap is up. */
 bool shoal_gpu_heap_ready(void);

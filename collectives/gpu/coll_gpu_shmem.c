@@ -2,7 +2,7 @@
  * coll_gpu_shmem.c - the GPU fcollect / alltoall kernels behind the OpenSHMEM API (issue 6, docs/gpu-collectives.md).
  *
  * The area the kernels signal in is part of the device heap's internal area (runtime/heap_gpu.c's layout, offset coll:
- * the same offset on every PE); shoal_coll_gpu_init, called by runtime/init.c once the device heap is up, sets it up:
+ * the same offset on every PE); shoal_coll_gpu_init, called by api/init.c once the device heap is up, sets it up:
  *   flags  [2 SLOTS][npes] u64     per team slot s, row s for the host-launched kernels and row SLOTS + s for the
  *                                  device forms (<shoal/shmem_coll_device.cuh>), indexed by the sender's team rank
  *   bar    [SLOTS][16] u64         per slot, the device team barrier's flags (one per dissemination round)
@@ -67,6 +67,7 @@ static size_t area_head(int npes) { /* everything before the scratch */
   return (b + 127) / 128 * 128; /* the scratch starts on its own cache line */
 }
 #define LL_SLOT_BYTES (2 * SHOAL_COLL_GPU_LL_HALF)
+/* The device heap reserves this at shmem_init (api/init.c registers it: shoal_gpu_area_reserve). */
 size_t shoal_coll_gpu_area_bytes(int npes) { return area_head(npes) + (size_t)SHOAL_TEAM_SLOTS * LL_SLOT_BYTES; }
 
 /* Does this process share its GPU through MPS (then the PEs' kernels run concurrently)? The driver's answer where it
