@@ -1,5 +1,8 @@
 /*
- * coll_gpu_port.h - the few vendor differences of the GPU collective kernels, so that one .cu source builds with nvcc
+ * shoal/detail/gpu_port.cuh - NOT ABI: may change in any release, with no notice; programs include
+ * <shoal/shmem_device.cuh> or <shoal/shmem_coll_device.cuh>, never this file.
+ *
+ * The few vendor differences of the GPU collective kernels, so that one .cu source builds with nvcc
  * (CUDA) and with hipcc (HIP, AMD). Host runtime names: SHOAL_GPU_API(Malloc) is cudaMalloc or hipMalloc, and so on for
  * every name the two runtimes share after their prefix. Device side: system-scope release stores and acquire loads,
  * a nanosecond clock, a short sleep, dynamic shared memory. No warp size is assumed anywhere.
@@ -8,8 +11,8 @@
  * process is one PE and runs its blocks one after the other, a block's threads being threads (tests/gpu/coll/
  * coll_gpu_emu.cpp: the kernels' indexing and completion protocol checked without a GPU, in CI).
  */
-#ifndef SHOAL_COLL_GPU_PORT_H
-#define SHOAL_COLL_GPU_PORT_H
+#ifndef SHOAL_DETAIL_GPU_PORT_CUH
+#define SHOAL_DETAIL_GPU_PORT_CUH
 
 #if defined(SHOAL_COLL_GPU_EMULATE)
 #include <sched.h>

@@ -1,5 +1,8 @@
 /*
- * coll_gpu_kernels.cuh - device side of the GPU fcollect / alltoall (single source: nvcc and hipcc).
+ * shoal/detail/coll_gpu_kernels.cuh - device side of the GPU fcollect / alltoall (single source: nvcc and hipcc):
+ * libshoal's grid kernels (collectives/gpu/coll_gpu.cu) and the block forms of <shoal/shmem_coll_device.cuh>.
+ * NOT ABI: may change in any release, with no notice; programs include <shoal/shmem_coll_device.cuh>, never
+ * this file.
  *
  * One block walks tiles t = first, first + stride, ... (the grid kernel: blockIdx.x, gridDim.x; a block-scoped call from
  * a user kernel: 0, 1). A tile is `tile` bytes of the PE's block; each thread loads VPT vectors of it (coalesced, one
@@ -16,8 +19,11 @@
  */
 #ifndef SHOAL_COLL_GPU_KERNELS_CUH
 #define SHOAL_COLL_GPU_KERNELS_CUH
-#include "coll_gpu.h"
-#include "coll_gpu_port.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll_gpu_defs.h"
+#include "gpu_port.cuh"
 
 namespace shoal_cg {
 

@@ -1,5 +1,9 @@
 /*
- * coll_gpu_reduce.cuh - device side of the GPU reduction to all (single source: nvcc, hipcc, and the CPU emulation).
+ * shoal/detail/coll_gpu_reduce.cuh - device side of the GPU reduction to all (single source: nvcc, hipcc, and the CPU
+ * emulation): libshoal's grid kernels (collectives/gpu/coll_gpu_reduce.cu) and the block forms of
+ * <shoal/shmem_coll_device.cuh>.
+ * NOT ABI: may change in any release, with no notice; programs include <shoal/shmem_coll_device.cuh>, never
+ * this file.
  *
  * PE me owns slice me of the call's 16-byte vectors (ceil(nv / W) of them; the few elements past the last whole vector
  * belong to PE W - 1, reduced by scalar code). Its blocks walk the slice's tiles like coll_gpu_kernels.cuh's walk_tiles:
@@ -15,13 +19,14 @@
  */
 #ifndef SHOAL_COLL_GPU_REDUCE_CUH
 #define SHOAL_COLL_GPU_REDUCE_CUH
+#include <stdint.h>
 #include <string.h>
 
 #ifndef SHOAL_COLL_GPU_NO_PICK
 #define SHOAL_COLL_GPU_NO_PICK
 #endif
+#include "coll_gpu_defs.h"
 #include "coll_gpu_kernels.cuh"
-#include "coll_gpu_reduce.h"
 
 namespace shoal_cr {
 using shoal_cg::NT;
