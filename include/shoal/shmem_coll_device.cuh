@@ -84,11 +84,7 @@ __device__ inline int shmemx_alltoallmem_block(shmem_team_t team, void *dest, co
 }
 static __device__ __noinline__ void shoal_coll_d_bad_root(const char *routine, int root, int npes) {
   printf("shoal: PE %d: %s: PE_root %d out of range [0, %d) of the team\n", shoal_dstate.my_pe, routine, root, npes);
-#if defined(__HIPCC__)
-  __builtin_trap();
-#else
-  __trap();
-#endif
+  SHOAL_GPU_TRAP();
 }
 /* Broadcast (spec 9.9.6 semantics): nelems bytes of source on member PE_root (team numbering) to dest on every member,
  * the root's dest included; on return dest is complete on every member. Collective over team as the forms above.
