@@ -11,11 +11,9 @@
 #if defined(__HIPCC__)
 #define SHOAL_K(name) shoal_gpu_hip_##name
 #define SHOAL_K_EXPORT __attribute__((visibility("default"))) /* dlsym'd by gpu_hip.c */
-#define shoal_k_last_error hipGetLastError
 #else
 #define SHOAL_K(name) shoal_gpu_cuda_##name
 #define SHOAL_K_EXPORT /* linked into libshoal, hidden */
-#define shoal_k_last_error cudaGetLastError
 #endif
 
 extern "C" {
@@ -39,17 +37,17 @@ static __global__ void shoal_k_amo(void *target, int op, int size, uint64_t valu
 }
 
 int SHOAL_K(kernels_setup)(const shmemx_device_state_t *st) {
-  int e = (int)shoal_d_memcpy_to_symbol(shoal_dstate, st, sizeof *st);
-  if (e == (int)SHOAL_D_OK) shoal_dstate_ready = 1;
+  int e = (int)SHOAL_GPU_MEMCPY_TO_SYMBOL(shoal_dstate, st, sizeof *st);
+  if (e == (int)SHOAL_GPU_API(Success)) shoal_dstate_ready = 1;
   return e;
 }
 
 int SHOAL_K(barrier)(void *stream) {
   shoal_k_barrier<<<1, 1, 0, (shoal_d_stream_t)stream>>>();
-  return (int)shoal_k_last_error();
+  return (int)SHOAL_GPU_API(GetLastError)();
 }
 
 int SHOAL_K(amo)(void *target, int op, size_t size, uint64_t value, uint64_t cmp, void *scratch, void *stream) {
   shoal_k_amo<<<1, 1, 0, (shoal_d_stream_t)stream>>>(target, op, (int)size, value, cmp, (uint64_t *)scratch);
-  return (int)shoal_k_last_error();
+  return (int)SHOAL_GPU_API(GetLastError)();
 }

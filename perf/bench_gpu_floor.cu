@@ -33,7 +33,7 @@
 #include "coll_gpu_world.h"
 #define SHOAL_COLL_GPU_TRACE 1
 #define shoal_cg shoal_cg_trace /* a copy of the kernels under another name: no clash with libshoal's */
-#include "coll_gpu_kernels.cuh"
+#include <shoal/detail/coll_gpu_kernels.cuh>
 #include "coll_gpu_launch.h"
 #undef shoal_cg
 using namespace shoal_cg_trace;

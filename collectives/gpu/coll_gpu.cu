@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "coll_gpu_kernels.cuh"
+#include <shoal/detail/coll_gpu_kernels.cuh>
 #include "coll_gpu_plan.h"
 
 #include "coll_gpu_launch.h"

@@ -19,29 +19,11 @@
 #define SHOAL_COLL_GPU_H
 #include <stddef.h>
 #include <stdint.h>
+
+#include "shoal/detail/coll_gpu_defs.h" /* the kernels' vocabulary (ops, variants, sizes, sync state) */
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* BCAST: the root's nbytes of src to dst_off on every PE, the root's own dest included (fcollect's data path, run on
- * the root alone, as if it were PE 0 of an fcollect), then the same completion: every PE's kernel takes part. */
-enum { SHOAL_COLL_GPU_FCOLLECT = 0, SHOAL_COLL_GPU_ALLTOALL = 1, SHOAL_COLL_GPU_BCAST = 2 };
-enum { SHOAL_COLL_GPU_HOISTED = 0, SHOAL_COLL_GPU_NAIVE = 1 };
-#ifndef SHOAL_COLL_GPU_THREADS /* (the CPU emulation test builds with fewer) */
-#define SHOAL_COLL_GPU_THREADS 512 /* threads per block (a multiple of every warp size) */
-#endif
-#define SHOAL_COLL_GPU_VPT 4       /* 16-byte vectors a thread loads before storing them (per chunk of a tile) */
-#define SHOAL_COLL_GPU_MAX_PES 1024 /* generic path: destination tables in shared memory */
-#define SHOAL_COLL_GPU_TIMED_OUT 0x80000000u /* sync->blocks after a wait that timed out: | the silent PE */
-#define SHOAL_COLL_GPU_FLAG_BYTES(npes) ((size_t)(npes) * 8) /* flag array at flag_off in every heap */
-
-/* Per-PE completion state in device memory (zeroed once, when the flags are): the blocks of the running call that
- * finished their tiles, and the calls completed on the flags (the epoch the next call signals is epoch + 1). */
-typedef struct shoal_coll_gpu_sync {
-  unsigned blocks;
-  unsigned pad_;
-  unsigned long long epoch;
-} shoal_coll_gpu_sync_t;
 
 /* Tuning, from SHOAL_COLL_VARIANT, SHOAL_COLL_GPU_G, SHOAL_COLL_GPU_SMS, SHOAL_COLL_GPU_TILE; 0 = automatic. */
 typedef struct shoal_coll_gpu_cfg {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "coll_gpu_port.h"
+#include <shoal/detail/gpu_port.cuh>
 
 #if !defined(__HIPCC__) && defined(CUDART_VERSION) && CUDART_VERSION >= 12050
 #include <cuda.h>

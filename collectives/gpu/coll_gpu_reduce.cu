@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "coll_gpu_reduce.cuh"
+#include <shoal/detail/coll_gpu_reduce.cuh>
 #include "coll_gpu_reduce_plan.h"
 #include "coll_gpu_launch.h"
 

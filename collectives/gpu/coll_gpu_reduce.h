@@ -38,15 +38,6 @@
 extern "C" {
 #endif
 
-/* Operations (spec 9.9.9). Bitwise ones take integer types only; complex types take sum and prod only. */
-enum { SHOAL_RED_SUM = 0, SHOAL_RED_PROD, SHOAL_RED_MIN, SHOAL_RED_MAX, SHOAL_RED_AND, SHOAL_RED_OR, SHOAL_RED_XOR,
-       SHOAL_RED_NOPS };
-/* Element types of the kernels (storage classes): integers by size and signedness, the floating types, fp16 / bf16
- * (IEEE binary16 and bfloat16 bits in a uint16_t; accumulated in float), complex float / double (C99 layout: re, im).
- * long double has no kernel (SHOAL_RT_LDBL: refused). */
-enum { SHOAL_RT_I8 = 0, SHOAL_RT_U8, SHOAL_RT_I16, SHOAL_RT_U16, SHOAL_RT_I32, SHOAL_RT_U32, SHOAL_RT_I64,
-       SHOAL_RT_U64, SHOAL_RT_F32, SHOAL_RT_F64, SHOAL_RT_F16, SHOAL_RT_BF16, SHOAL_RT_CF32, SHOAL_RT_CF64,
-       SHOAL_RT_NTYPES, SHOAL_RT_LDBL = SHOAL_RT_NTYPES };
 #define SHOAL_RT_SINT(sz) ((sz) == 1 ? SHOAL_RT_I8 : (sz) == 2 ? SHOAL_RT_I16 : (sz) == 4 ? SHOAL_RT_I32 : SHOAL_RT_I64)
 #define SHOAL_RT_UINT(sz) ((sz) == 1 ? SHOAL_RT_U8 : (sz) == 2 ? SHOAL_RT_U16 : (sz) == 4 ? SHOAL_RT_U32 : SHOAL_RT_U64)
 /* The kernel type of each TYPENAME of include/shoal/shmem_coll.h's lists (SHOAL_RT_N_##N), for the host API. */
@@ -64,10 +55,6 @@ enum {
   SHOAL_RT_N_complexf = SHOAL_RT_CF32, SHOAL_RT_N_complexd = SHOAL_RT_CF64, SHOAL_RT_N_half = SHOAL_RT_F16,
   SHOAL_RT_N_bfloat16 = SHOAL_RT_BF16
 };
-enum { SHOAL_RED_N_sum = SHOAL_RED_SUM, SHOAL_RED_N_prod = SHOAL_RED_PROD, SHOAL_RED_N_min = SHOAL_RED_MIN,
-       SHOAL_RED_N_max = SHOAL_RED_MAX, SHOAL_RED_N_and = SHOAL_RED_AND, SHOAL_RED_N_or = SHOAL_RED_OR,
-       SHOAL_RED_N_xor = SHOAL_RED_XOR };
-
 /* Bytes of one element of kernel type t (0 for an unknown type). */
 static inline size_t shoal_red_type_size(int t) {
   static const unsigned char sz[SHOAL_RT_NTYPES + 1] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 2, 2, 8, 16, 0};

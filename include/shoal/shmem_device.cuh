@@ -29,41 +29,12 @@
 #ifndef SHOAL_SHMEM_DEVICE_CUH
 #define SHOAL_SHMEM_DEVICE_CUH
 
-#if defined(__HIPCC__)
-#include <hip/hip_runtime.h>
-#else
-#include <cuda_runtime.h>
-#endif
+#include <shoal/detail/gpu_port.cuh> /* vendor spellings, atomics, the address translation: not ABI */
 #include <shmemx.h>
 #include <stdio.h>
 #include <string.h>
 
-/* ---- vendor spelling ---- */
-#if defined(__HIPCC__)
-typedef hipStream_t shoal_d_stream_t;
-#define SHOAL_D_SYNCWARP() __builtin_amdgcn_wave_barrier()
-#define SHOAL_D_OK hipSuccess
-#define SHOAL_D_VENDOR "hip"
-#define shoal_d_memcpy_to_symbol(sym, src, n) hipMemcpyToSymbol(HIP_SYMBOL(sym), src, n, 0, hipMemcpyHostToDevice)
-#define shoal_d_error_string hipGetErrorString
-#define shoal_d_set_device hipSetDevice
-#define shoal_d_get_device hipGetDevice
-#define shoal_d_sm_count(n, dev) hipDeviceGetAttribute(n, hipDeviceAttributeMultiprocessorCount, dev)
-#define shoal_d_occupancy hipOccupancyMaxActiveBlocksPerMultiprocessor
-#define shoal_d_launch hipLaunchKernel
-#else
-typedef cudaStream_t shoal_d_stream_t;
-#define SHOAL_D_SYNCWARP() __syncwarp()
-#define SHOAL_D_OK cudaSuccess
-#define SHOAL_D_VENDOR "cuda"
-#define shoal_d_memcpy_to_symbol(sym, src, n) cudaMemcpyToSymbol(sym, src, n, 0, cudaMemcpyHostToDevice)
-#define shoal_d_error_string cudaGetErrorString
-#define shoal_d_set_device cudaSetDevice
-#define shoal_d_get_device cudaGetDevice
-#define shoal_d_sm_count(n, dev) cudaDeviceGetAttribute(n, cudaDevAttrMultiProcessorCount, dev)
-#define shoal_d_occupancy cudaOccupancyMaxActiveBlocksPerMultiprocessor
-#define shoal_d_launch cudaLaunchKernel
-#endif
+typedef SHOAL_GPU_API(Stream_t) shoal_d_stream_t; /* cudaStream_t or hipStream_t */
 
 /* Spec names are host functions of libshoal too. hipcc (clang) overloads on __host__/__device__: the device
  * definitions are seen in both compilation passes. nvcc does not: they are defined in its device pass only (where
@@ -105,15 +76,15 @@ static inline int shoal_dstate_fill(char *why, size_t len) {
   }
   shmemx_coll_device_info_t ci; /* absent (HIP, no room): device collectives and team barriers stop with a message */
   if (shmemx_coll_device_info(&ci, sizeof ci)) memset(&ci, 0, sizeof ci);
-  const char *step = SHOAL_D_VENDOR "SetDevice";
-  int e = (int)shoal_d_set_device(shmemx_gpu_device());
-  if (e == (int)SHOAL_D_OK) {
-    step = SHOAL_D_VENDOR "MemcpyToSymbol";
-    e = (int)shoal_d_memcpy_to_symbol(shoal_dstate, &st, sizeof st);
+  const char *step = SHOAL_GPU_VENDOR "SetDevice";
+  int e = (int)SHOAL_GPU_API(SetDevice)(shmemx_gpu_device());
+  if (e == (int)SHOAL_GPU_API(Success)) {
+    step = SHOAL_GPU_VENDOR "MemcpyToSymbol";
+    e = (int)SHOAL_GPU_MEMCPY_TO_SYMBOL(shoal_dstate, &st, sizeof st);
   }
-  if (e == (int)SHOAL_D_OK) e = (int)shoal_d_memcpy_to_symbol(shoal_dcoll, &ci, sizeof ci);
-  if (e != (int)SHOAL_D_OK) {
-    const char *msg = shoal_d_error_string((decltype(SHOAL_D_OK))e);
+  if (e == (int)SHOAL_GPU_API(Success)) e = (int)SHOAL_GPU_MEMCPY_TO_SYMBOL(shoal_dcoll, &ci, sizeof ci);
+  if (e != (int)SHOAL_GPU_API(Success)) {
+    const char *msg = SHOAL_GPU_API(GetErrorString)((SHOAL_GPU_API(Error_t))e);
     if (!why)
       fprintf(stderr, "shoal: PE %d: shmemx_init_device_state: this unit's device state: %s\n", shmem_my_pe(), msg);
     else
@@ -160,12 +131,13 @@ static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 blo
   shmemx_device_state_t st;
   shmemx_device_state_get(&st, sizeof st);
   int dev = 0, sms = 0, per_sm = 0, threads = (int)(block.x * block.y * block.z);
-  int e = (int)shoal_d_get_device(&dev);
-  if (e == (int)SHOAL_D_OK) e = (int)shoal_d_sm_count(&sms, dev);
-  if (e == (int)SHOAL_D_OK) e = (int)shoal_d_occupancy(&per_sm, func, threads, shmem);
-  if (e != (int)SHOAL_D_OK) {
+  int e = (int)SHOAL_GPU_API(GetDevice)(&dev);
+  if (e == (int)SHOAL_GPU_API(Success)) e = (int)SHOAL_GPU_API(DeviceGetAttribute)(&sms, SHOAL_GPU_ATTR_SM_COUNT, dev);
+  if (e == (int)SHOAL_GPU_API(Success))
+    e = (int)SHOAL_GPU_API(OccupancyMaxActiveBlocksPerMultiprocessor)(&per_sm, func, threads, shmem);
+  if (e != (int)SHOAL_GPU_API(Success)) {
     fprintf(stderr, "shoal: PE %d: shmemx_collective_launch: %s\n", st.my_pe,
-            shoal_d_error_string((decltype(SHOAL_D_OK))e));
+            SHOAL_GPU_API(GetErrorString)((SHOAL_GPU_API(Error_t))e));
     return -1;
   }
   long limit = (long)per_sm * sms / (st.pes_per_gpu < 1 ? 1 : st.pes_per_gpu);
@@ -178,10 +150,10 @@ static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 blo
     fputs(line, stderr);
     return -1;
   }
-  e = (int)shoal_d_launch(func, grid, block, args, shmem, stream);
-  if (e != (int)SHOAL_D_OK) {
+  e = (int)SHOAL_GPU_API(LaunchKernel)(func, grid, block, args, shmem, stream);
+  if (e != (int)SHOAL_GPU_API(Success)) {
     fprintf(stderr, "shoal: PE %d: shmemx_collective_launch: %s\n", st.my_pe,
-            shoal_d_error_string((decltype(SHOAL_D_OK))e));
+            SHOAL_GPU_API(GetErrorString)((SHOAL_GPU_API(Error_t))e));
     return -1;
   }
   return 0;
@@ -193,19 +165,16 @@ static inline int shmemx_collective_launch(const void *func, dim3 grid, dim3 blo
 static __device__ __noinline__ void shoal_d_unset(void) {
   printf("shoal: PE ?: device API: this kernel's translation unit has no device state: launch it after shmem_init, "
          "or call shmemx_init_device_state() after shmem_init in that unit\n");
-#if defined(__HIPCC__)
-  __builtin_trap();
-#else
-  __trap();
-#endif
+  SHOAL_GPU_TRAP();
 }
 /* The state, checked: n_pes is 0 only in a unit never filled (one uniform, predicted branch on a constant load). */
 SHOAL_DI const shmemx_device_state_t &shoal_d_st() {
   if (__builtin_expect(shoal_dstate.n_pes == 0, 0)) shoal_d_unset();
   return shoal_dstate;
 }
+/* p's instance on pe, as mapped in this process: the port's one translation (dest + delta[pe]). */
 template <typename T> SHOAL_DI T *shoal_d_peer(const T *p, int pe) {
-  return (T *)((char *)p + shoal_d_st().delta[pe]);
+  return SHOAL_GPU_PEER(T, p, shoal_d_st().delta[pe]);
 }
 SHOAL_DI unsigned shoal_d_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 SHOAL_DI unsigned shoal_d_nthreads() { return blockDim.x * blockDim.y * blockDim.z; }
@@ -254,33 +223,28 @@ SHOAL_DI bool shoal_d_leader_block() { return shoal_d_tid() == 0; }
 SHOAL_DI void shoal_d_copy_thread(void *d, const void *s, size_t n) { shoal_d_copy(d, s, n, 0, 1); }
 SHOAL_DI void shoal_d_copy_warp(void *d, const void *s, size_t n) {
   shoal_d_copy(d, s, n, shoal_d_lane(), warpSize);
-  SHOAL_D_SYNCWARP();
+  SHOAL_GPU_SYNCWARP();
 }
 SHOAL_DI void shoal_d_copy_block(void *d, const void *s, size_t n) {
   shoal_d_copy(d, s, n, shoal_d_tid(), shoal_d_nthreads());
   __syncthreads();
 }
 
-/* System-scope acquire loads and release stores (flags written by other PEs' kernels or GPUs). */
+/* System-scope acquire loads (flags written by other PEs' kernels or GPUs) of any T: the port's loads of a 4- or
+ * 8-byte word, whose bits are T's; other sizes, a volatile load and a fence. */
 template <typename T> SHOAL_DI T shoal_d_load_acquire(const T *p) {
-#if defined(__HIPCC__)
-  if (sizeof(T) == 4 || sizeof(T) == 8) return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
-#else
   if (sizeof(T) == 8) {
-    unsigned long long v;
-    asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    const unsigned long long v = shoal_port::ld_acquire_sys((const unsigned long long *)p);
     T r;
     memcpy(&r, &v, sizeof r);
     return r;
   }
   if (sizeof(T) == 4) {
-    unsigned v;
-    asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    const unsigned v = shoal_port::ld_acquire_sys((const unsigned *)p);
     T r;
     memcpy(&r, &v, sizeof r);
     return r;
   }
-#endif
   T v = *(const volatile T *)p;
   __threadfence_system();
   return v;
@@ -317,21 +281,11 @@ template <typename T> SHOAL_DI T shoal_d_amo(T *dest, int op, T value, T cond, i
 }
 
 /* System-scope release store / add of a 64-bit word: every store this thread made (or saw through __syncthreads /
- * __syncwarp) is visible before the new value is. */
+ * __syncwarp) is visible before the new value is. The port's, for the device API's uint64_t words. */
 SHOAL_DI void shoal_d_store_release(uint64_t *p, uint64_t v) {
-#if defined(__HIPCC__)
-  __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
-#else
-  asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"((unsigned long long)v) : "memory");
-#endif
+  shoal_port::st_release_sys((unsigned long long *)p, v);
 }
-SHOAL_DI void shoal_d_add_release(uint64_t *p, uint64_t v) {
-#if defined(__HIPCC__)
-  __hip_atomic_fetch_add(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
-#else
-  asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(p), "l"((unsigned long long)v) : "memory");
-#endif
-}
+SHOAL_DI void shoal_d_add_release(uint64_t *p, uint64_t v) { shoal_port::add_release_sys((unsigned long long *)p, v); }
 
 /* The signal after the data (spec put_signal): release order, no full fence. */
 SHOAL_DI void shoal_d_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe) {
@@ -484,11 +438,7 @@ static __device__ __noinline__ void shoal_d_bad_team(const char *routine, shmem_
   else
     printf("shoal: PE %d: %s: team: this unit has no state for the device collectives (HIP, or no room for them in "
            "the device heap)\n", shoal_dstate.my_pe, routine);
-#if defined(__HIPCC__)
-  __builtin_trap();
-#else
-  __trap();
-#endif
+  SHOAL_GPU_TRAP();
 }
 /* team's slot state, or stop the kernel with one line naming routine and the team. */
 SHOAL_DI shoal_d_cteam shoal_d_cteam_of(shmem_team_t team, const char *routine) {
@@ -505,10 +455,10 @@ SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c) {
   volatile uint64_t *ep = c.bar_epoch;
   const uint64_t e = *ep + 1;
   *ep = e;
-  uint64_t *mine = (uint64_t *)(c.base[me] + c.bar_off);
+  uint64_t *mine = (uint64_t *)shoal_port::peer(c.base[me], c.bar_off);
   for (int k = 0, d = 1; d < n; k++, d <<= 1) {
     const int to = me + d >= n ? me + d - n : me + d;
-    shoal_d_store_release((uint64_t *)(c.base[to] + c.bar_off) + k, e);
+    shoal_d_store_release((uint64_t *)shoal_port::peer(c.base[to], c.bar_off) + k, e);
     while (shoal_d_load_acquire(mine + k) < e) {
     }
   }
@@ -743,9 +693,9 @@ SHOAL_DAPI int shmem_team_sync(shmem_team_t team) SHOAL_DBODY({
 })
 SHOAL_DX void shmemx_team_sync_warp(shmem_team_t team) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_team_sync_warp");
-  SHOAL_D_SYNCWARP();
+  SHOAL_GPU_SYNCWARP();
   if (shoal_d_leader_warp()) shoal_d_team_barrier(c);
-  SHOAL_D_SYNCWARP();
+  SHOAL_GPU_SYNCWARP();
 }
 SHOAL_DX void shmemx_team_sync_block(shmem_team_t team) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_team_sync_block");
@@ -761,9 +711,9 @@ SHOAL_DX void shmemx_barrier(shmem_team_t team) {
 SHOAL_DX void shmemx_barrier_warp(shmem_team_t team) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier_warp");
   __threadfence_system();
-  SHOAL_D_SYNCWARP();
+  SHOAL_GPU_SYNCWARP();
   if (shoal_d_leader_warp()) shoal_d_team_barrier(c);
-  SHOAL_D_SYNCWARP();
+  SHOAL_GPU_SYNCWARP();
 }
 SHOAL_DX void shmemx_barrier_block(shmem_team_t team) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier_block");

@@ -10,7 +10,7 @@
  *   gpu_dcoll badteam|badroot   a block collective on SHMEM_TEAM_INVALID / PE_root out of range: the kernel stops
  *                            with one line (shoal: PE n: shmemx_fcollectmem_block: team ... / ...: PE_root ...) */
 #include "gpu_test.h"
-#include "shmem_coll_device.cuh"
+#include <shoal/shmem_coll_device.cuh>
 
 enum { OP_FCOLLECT, OP_ALLTOALL, OP_BCAST, OP_BCAST_INT };
 static const char *const op_name[] = {"shmemx_fcollectmem_block", "shmemx_alltoallmem_block",

@@ -5,7 +5,7 @@
  * kernel, values checked. The block collectives need every PE's kernel running at once: at 1 PE always, at more
  * only with the argument `forms` (scripts/gpu-tests.sh passes it under MPS). */
 #include "gpu_test.h"
-#include "shmem_coll_device.cuh"
+#include <shoal/shmem_coll_device.cuh>
 
 enum { Q = 12 };
 __global__ void k_teams(shmem_team_t world_from_host, shmem_team_t split, int *out) {

@@ -1,7 +1,7 @@
 /*
  * coll_gpu_emu.cpp - the GPU collective kernels run on the CPU (no GPU needed; runs in CI).
  *
- * coll_gpu_kernels.cuh compiled as C++ with SHOAL_COLL_GPU_EMULATE (see coll_gpu_port.h): each PE is a forked process,
+ * coll_gpu_kernels.cuh compiled as C++ with SHOAL_COLL_GPU_EMULATE (see shoal/detail/gpu_port.cuh): each PE is a forked process,
  * the heaps are one shared mapping (same addresses in every process), a kernel's blocks run one after another and a
  * block's SHOAL_COLL_GPU_THREADS threads are threads. The kernels and the launch plan are the very code that nvcc and
  * hipcc build; what this checks is their indexing (tiles, chunks, tails, rotation, alltoall blocks, byte path, G
@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "coll_gpu_kernels.cuh"
+#include <shoal/detail/coll_gpu_kernels.cuh>
 #include "coll_gpu_plan.h"
 #include "coll_gpu_testdata.h"
 

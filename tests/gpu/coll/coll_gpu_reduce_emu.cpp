@@ -1,5 +1,5 @@
 /*
- * coll_gpu_reduce_emu.cpp - the GPU reduction kernels (collectives/gpu/coll_gpu_reduce.cuh) run on the CPU, in CI, the
+ * coll_gpu_reduce_emu.cpp - the GPU reduction kernels (shoal/detail/coll_gpu_reduce.cuh) run on the CPU, in CI, the
  * way coll_gpu_emu.cpp runs the fcollect / alltoall ones: SHOAL_COLL_GPU_EMULATE, one forked process per PE, the heaps
  * one shared mapping, a kernel's blocks one after another, a block's threads as threads. Every (type, op) of the
  * kernels, both variants, W classes, tails, the element path (misaligned offsets), in place, tiles and grids, host or
@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "coll_gpu_reduce.cuh" /* before the reference header: with the kernel selection */
+#include <shoal/detail/coll_gpu_reduce.cuh> /* before the reference header: with the kernel selection */
 #include "coll_gpu_reduce_plan.h"
 #include "coll_gpu_reduce_ref.h"
 

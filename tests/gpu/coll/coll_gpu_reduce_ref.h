@@ -21,7 +21,8 @@
 #ifndef SHOAL_COLL_GPU_REDUCE_CUH /* the device helpers only (units that launch include it before this) */
 #define SHOAL_COLL_GPU_REDUCE_NO_PICK
 #endif
-#include "coll_gpu_reduce.cuh"
+#include <shoal/detail/coll_gpu_reduce.cuh>
+#include "coll_gpu_reduce.h"
 #include "coll_gpu_testdata.h"
 
 static inline bool red_is_signed(int t) { return t <= SHOAL_RT_U64 && !(t & 1); }

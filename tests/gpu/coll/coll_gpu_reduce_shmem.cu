@@ -22,7 +22,7 @@
 
 #include "coll_gpu_reduce_ref.h"
 #define SHOAL_DEVICE_OPTIONAL /* skips (77) without a GPU: shmem_init must not end it */
-#include "shmem_coll_device.cuh"
+#include <shoal/shmem_coll_device.cuh>
 
 #define CK(call)                                                                                                       \
   do {                                                                                                                 \

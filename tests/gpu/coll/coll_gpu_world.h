@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "coll_gpu.h"
-#include "coll_gpu_port.h"
+#include <shoal/detail/gpu_port.cuh>
 
 #define API SHOAL_GPU_API
 #define CK(call)                                                                                                       \

@@ -9,7 +9,7 @@
  *     shmemx_broadcastmem_block(SHMEM_TEAM_WORLD, dest, source, nelems, 0); // PE_root 0; shmemx_TYPE_broadcast_block
  *
  * dest and source are on the device heap; nelems bytes per PE. The calling block moves the whole of this PE's part
- * with the hoisted tile loop of the grid kernels (collectives/gpu/coll_gpu_kernels.cuh: destination pointers built
+ * with the hoisted tile loop of the grid kernels (<shoal/detail/coll_gpu_kernels.cuh>: destination pointers built
  * once, in shared memory, 16-byte stores where aligned), then signals every PE and waits for every PE's signal
  * (system-scope release/acquire on flags in the device heap, epochs counted on the device): on return every PE's dest
  * is complete and visible to the calling block. Every PE's calling kernel must be running at the same time (one PE
@@ -25,7 +25,7 @@
 #include <shoal/shmem_device.cuh>
 #include <stdio.h>
 
-#include "coll_gpu_kernels.cuh"
+#include <shoal/detail/coll_gpu_kernels.cuh>
 
 /* By hand (not needed: shmem_init fills every unit that includes <shoal/shmem_device.cuh>, and with it the device
  * collectives' state). The same as shmemx_init_device_state(). */
@@ -84,11 +84,7 @@ __device__ inline int shmemx_alltoallmem_block(shmem_team_t team, void *dest, co
 }
 static __device__ __noinline__ void shoal_coll_d_bad_root(const char *routine, int root, int npes) {
   printf("shoal: PE %d: %s: PE_root %d out of range [0, %d) of the team\n", shoal_dstate.my_pe, routine, root, npes);
-#if defined(__HIPCC__)
-  __builtin_trap();
-#else
-  __trap();
-#endif
+  SHOAL_GPU_TRAP();
 }
 /* Broadcast (spec 9.9.6 semantics): nelems bytes of source on member PE_root (team numbering) to dest on every member,
  * the root's dest included; on return dest is complete on every member. Collective over team as the forms above.
@@ -112,5 +108,5 @@ __device__ inline int shmemx_broadcastmem_block(shmem_team_t team, void *dest, c
 SHOAL_D_RMA_TYPES(SHOAL_COLL_D_BCAST)
 #undef SHOAL_COLL_D_BCAST
 /* the reductions (issue 16): shmemx_TYPENAME_OP_reduce_block */
-#include "shmem_reduce_device.cuh"
+#include <shoal/shmem_reduce_device.cuh>
 #endif

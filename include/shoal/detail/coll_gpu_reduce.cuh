@@ -1,5 +1,9 @@
 /*
- * coll_gpu_reduce.cuh - device side of the GPU reduction to all (single source: nvcc, hipcc, and the CPU emulation).
+ * shoal/detail/coll_gpu_reduce.cuh - device side of the GPU reduction to all (single source: nvcc, hipcc, and the CPU
+ * emulation): libshoal's grid kernels (collectives/gpu/coll_gpu_reduce.cu) and the block forms of
+ * <shoal/shmem_coll_device.cuh>.
+ * NOT ABI: may change in any release, with no notice; programs include <shoal/shmem_coll_device.cuh>, never
+ * this file.
  *
  * PE me owns slice me of the call's 16-byte vectors (ceil(nv / W) of them; the few elements past the last whole vector
  * belong to PE W - 1, reduced by scalar code). Its blocks walk the slice's tiles like coll_gpu_kernels.cuh's walk_tiles:
@@ -15,13 +19,14 @@
  */
 #ifndef SHOAL_COLL_GPU_REDUCE_CUH
 #define SHOAL_COLL_GPU_REDUCE_CUH
+#include <stdint.h>
 #include <string.h>
 
 #ifndef SHOAL_COLL_GPU_NO_PICK
 #define SHOAL_COLL_GPU_NO_PICK
 #endif
+#include "coll_gpu_defs.h"
 #include "coll_gpu_kernels.cuh"
-#include "coll_gpu_reduce.h"
 
 namespace shoal_cr {
 using shoal_cg::NT;
@@ -182,24 +187,24 @@ __device__ __forceinline__ void red_walk(const rparams &p, size_t first, size_t 
     if (W) {
 #pragma unroll
       for (int k = 0; k < (W ? W : 1); k++) {
-        sreg[k] = (const V *)(tab[k] + p.src_off) + lo;
-        dreg[k] = (V *)(tab[shoal_cg::rot(me, k, npes)] + p.c.dst_off) + lo;
+        sreg[k] = (const V *)shoal_port::peer(tab[k], p.src_off) + lo;
+        dreg[k] = (V *)shoal_port::peer(tab[shoal_cg::rot(me, k, npes)], p.c.dst_off) + lo;
       }
     } else {
       for (int k = threadIdx.x; k < npes; k += blockDim.x) {
-        s_tab[k] = (char *)((const V *)(tab[k] + p.src_off) + lo);
-        s_tab[npes + k] = (char *)((V *)(tab[shoal_cg::rot(me, k, npes)] + p.c.dst_off) + lo);
+        s_tab[k] = (char *)((const V *)shoal_port::peer(tab[k], p.src_off) + lo);
+        s_tab[npes + k] = (char *)((V *)shoal_port::peer(tab[shoal_cg::rot(me, k, npes)], p.c.dst_off) + lo);
       }
       __syncthreads();
     }
   }
   auto src_of = [&](int k) -> const V * {
     if (VAR == shoal_cg::VAR_HOISTED) return W ? sreg[W ? k : 0] : (const V *)s_tab[k];
-    return (const V *)(shoal_cg::load_base_volatile(tab, k) + p.src_off) + lo;
+    return (const V *)shoal_port::peer(shoal_cg::load_base_volatile(tab, k), p.src_off) + lo;
   };
   auto dst_of = [&](int k) -> V * {
     if (VAR == shoal_cg::VAR_HOISTED) return W ? dreg[W ? k : 0] : (V *)s_tab[npes + k];
-    return (V *)(shoal_cg::load_base_volatile(tab, shoal_cg::rot(me, k, npes)) + p.c.dst_off) + lo;
+    return (V *)shoal_port::peer(shoal_cg::load_base_volatile(tab, shoal_cg::rot(me, k, npes)), p.c.dst_off) + lo;
   };
 #pragma unroll 1
   for (size_t t = first; t < ntiles; t += stride) {
@@ -243,10 +248,10 @@ __device__ __forceinline__ void red_walk(const rparams &p, size_t first, size_t 
   /* The elements past the last whole vector (fewer than E): PE npes - 1, the block of tile 0. */
   if (E > 1 && me == npes - 1 && first == 0) {
     for (size_t i = nv * E + threadIdx.x; i < p.nelems; i += bt) {
-      A a = R::in(((const T *)(tab[0] + p.src_off))[i]);
-      for (int k = 1; k < npes; k++) a = apply<OP, A>(a, R::in(((const T *)(tab[k] + p.src_off))[i]));
+      A a = R::in(((const T *)shoal_port::peer(tab[0], p.src_off))[i]);
+      for (int k = 1; k < npes; k++) a = apply<OP, A>(a, R::in(((const T *)shoal_port::peer(tab[k], p.src_off))[i]));
       const T r = R::out(a);
-      for (int k = 0; k < npes; k++) ((T *)(tab[shoal_cg::rot(me, k, npes)] + p.c.dst_off))[i] = r;
+      for (int k = 0; k < npes; k++) ((T *)shoal_port::peer(tab[shoal_cg::rot(me, k, npes)], p.c.dst_off))[i] = r;
     }
   }
 }
@@ -334,7 +339,7 @@ __global__ void __launch_bounds__(NT, 1) red_ll_kernel(rparams p) {
   __syncthreads();
   const unsigned long long e = epoch_s, tag = (unsigned long long)ll_tag(e) << 32, lo32 = 0xffffffffull;
   const size_t half = (size_t)(e & 1) * p.ll_half;
-  const char *src = c.peer_base[me] + p.src_off;
+  const char *src = shoal_port::peer(c.peer_base[me], p.src_off);
   unsigned long long *st64 = (unsigned long long *)stage;
   if (nw & 1) /* the unused half of each row's last vector: zero (reduced with the rest, never stored) */
     for (int k = threadIdx.x; k < npes; k += bt) st64[(size_t)k * 2 * rv + nw] = 0;
@@ -345,14 +350,14 @@ __global__ void __launch_bounds__(NT, 1) red_ll_kernel(rparams p) {
     st64[(size_t)me * 2 * rv + w] = v;
     const unsigned long long a = (v & lo32) | tag, b = (v >> 32) | tag;
     for (int k = 0; k < npes - 1; k++) {
-      char *row = c.peer_base[shoal_cg::rot(me, k, npes)] + p.ll_off + half;
+      char *row = shoal_port::peer(c.peer_base[shoal_cg::rot(me, k, npes)], p.ll_off) + half;
       shoal_port::st_rec((unsigned long long *)row + ((size_t)me * nw + w) * 2, a, b);
     }
   }
 #ifdef SHOAL_COLL_GPU_EMULATE
   if (shoal_emu_ll_lag_us && threadIdx.x == 0) usleep(shoal_emu_ll_lag_us); /* a slow reader (the test's) */
 #endif
-  const unsigned long long *mine = (const unsigned long long *)(c.peer_base[me] + p.ll_off + half);
+  const unsigned long long *mine = (const unsigned long long *)(shoal_port::peer(c.peer_base[me], p.ll_off) + half);
   const size_t items = (size_t)(npes - 1) * nw;
   constexpr int B = 4; /* records whose loads are in flight together per thread */
 #pragma unroll 1
@@ -392,7 +397,7 @@ __global__ void __launch_bounds__(NT, 1) red_ll_kernel(rparams p) {
     }
   }
   __syncthreads();
-  char *dst = c.peer_base[me] + c.dst_off;
+  char *dst = shoal_port::peer(c.peer_base[me], c.dst_off);
   const size_t nv = nb / 16;
   for (size_t v = threadIdx.x; v < rv; v += bt) {
     A acc[E];

@@ -1,15 +1,24 @@
 /*
- * coll_gpu_port.h - the few vendor differences of the GPU collective kernels, so that one .cu source builds with nvcc
- * (CUDA) and with hipcc (HIP, AMD). Host runtime names: SHOAL_GPU_API(Malloc) is cudaMalloc or hipMalloc, and so on for
- * every name the two runtimes share after their prefix. Device side: system-scope release stores and acquire loads,
- * a nanosecond clock, a short sleep, dynamic shared memory. No warp size is assumed anywhere.
+ * shoal/detail/gpu_port.cuh - NOT ABI: may change in any release, with no notice; programs include
+ * <shoal/shmem_device.cuh> or <shoal/shmem_coll_device.cuh>, never this file.
+ *
+ * The vendor differences of all of Shoal's GPU code, written once, so that one source builds with nvcc (CUDA) and with
+ * hipcc (HIP, AMD): the device API (<shoal/shmem_device.cuh>), the collective kernels (coll_gpu_kernels.cuh,
+ * coll_gpu_reduce.cuh) and their launchers, libshoal's own kernels (device/gpu_kernels.cu).
+ *   Host runtime names: SHOAL_GPU_API(Malloc) is cudaMalloc or hipMalloc, and so on for every name the two runtimes
+ *   share after their prefix; the few others have a macro each (SHOAL_GPU_MEMCPY_TO_SYMBOL, SHOAL_GPU_ATTR_SM_COUNT,
+ *   SHOAL_GPU_HOST_ALLOC / _FREE, SHOAL_GPU_VENDOR).
+ *   Device side (shoal_port::): release stores, acquire loads and relaxed stores at system and device scope, a release
+ *   add, the one-exchange record, a nanosecond clock, a short sleep; SHOAL_GPU_SYNCWARP, SHOAL_GPU_TRAP; dynamic
+ *   shared memory; and the one address translation (shoal_port::peer), for the device API's dest + delta and the
+ *   collectives' base + offset alike. No warp size is assumed anywhere.
  *
  * A third target, SHOAL_COLL_GPU_EMULATE, compiles the same kernels as plain C++ for a CPU emulation in which one
  * process is one PE and runs its blocks one after the other, a block's threads being threads (tests/gpu/coll/
  * coll_gpu_emu.cpp: the kernels' indexing and completion protocol checked without a GPU, in CI).
  */
-#ifndef SHOAL_COLL_GPU_PORT_H
-#define SHOAL_COLL_GPU_PORT_H
+#ifndef SHOAL_DETAIL_GPU_PORT_CUH
+#define SHOAL_DETAIL_GPU_PORT_CUH
 
 #if defined(SHOAL_COLL_GPU_EMULATE)
 #include <sched.h>
@@ -68,6 +77,9 @@ inline void ld_rec(const unsigned long long *p, unsigned long long &a, unsigned 
 #define SHOAL_GPU_VENDOR "hip"
 #define SHOAL_GPU_HOST_ALLOC(p, n) hipHostMalloc(p, n, 0) /* pinned host memory */
 #define SHOAL_GPU_HOST_FREE(p) hipHostFree(p)
+#define SHOAL_GPU_MEMCPY_TO_SYMBOL(sym, src, n) hipMemcpyToSymbol(HIP_SYMBOL(sym), src, n, 0, hipMemcpyHostToDevice)
+#define SHOAL_GPU_SYNCWARP() __builtin_amdgcn_wave_barrier()
+#define SHOAL_GPU_TRAP() __builtin_trap()
 #else
 #include <cuda_runtime.h>
 #define SHOAL_GPU_API(name) cuda##name
@@ -75,6 +87,9 @@ inline void ld_rec(const unsigned long long *p, unsigned long long &a, unsigned 
 #define SHOAL_GPU_VENDOR "cuda"
 #define SHOAL_GPU_HOST_ALLOC(p, n) cudaMallocHost(p, n)
 #define SHOAL_GPU_HOST_FREE(p) cudaFreeHost(p)
+#define SHOAL_GPU_MEMCPY_TO_SYMBOL(sym, src, n) cudaMemcpyToSymbol(sym, src, n, 0, cudaMemcpyHostToDevice)
+#define SHOAL_GPU_SYNCWARP() __syncwarp()
+#define SHOAL_GPU_TRAP() __trap()
 #endif
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
@@ -103,6 +118,31 @@ __device__ __forceinline__ unsigned long long ld_acquire_sys(const unsigned long
 #else
   (void)p;
   return 0;
+#endif
+}
+/* The same for a 4-byte word (the device API's waits and fetches on 4-byte types). */
+__device__ __forceinline__ unsigned ld_acquire_sys(const unsigned *p) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+#elif defined(__CUDA_ARCH__)
+  unsigned v;
+  asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  (void)p;
+  return 0;
+#endif
+}
+
+/* Add v to *p with release semantics at system scope, no value returned (the device API's signal add: the data before
+ * the signal, no full fence). */
+__device__ __forceinline__ void add_release_sys(unsigned long long *p, unsigned long long v) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  __hip_atomic_fetch_add(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+#elif defined(__CUDA_ARCH__)
+  asm volatile("red.release.sys.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  (void)p, (void)v;
 #endif
 }
 
@@ -200,4 +240,17 @@ __device__ __forceinline__ void pause() {
 
 } // namespace shoal_port
 #endif
+
+/* The one address translation of the GPU code: base plus a byte distance, as a T *. The device API's symmetric address
+ * on a PE is dest + delta[pe] (that PE's heap as mapped here, less this PE's heap base); the collectives' is
+ * peer_base[pe] + an offset in the heap. Both are this one add: one helper, so that the two cannot drift apart (no
+ * check here: the callers check what they must, once). A macro, because the device API's copy loops around a call
+ * of even a forced-inline function were scheduled differently by nvcc 13 (k_put: 8 more SASS instructions); the
+ * expression itself is the add written out, the same code. shoal_port::peer: the same, typed from base. */
+#define SHOAL_GPU_PEER(T, base, off) ((T *)((char *)(base) + (off)))
+namespace shoal_port {
+template <typename T, typename O> __host__ __device__ __forceinline__ T *peer(const T *base, O off) {
+  return SHOAL_GPU_PEER(T, base, off);
+}
+} // namespace shoal_port
 #endif

@@ -1,5 +1,8 @@
 /*
- * coll_gpu_kernels.cuh - device side of the GPU fcollect / alltoall (single source: nvcc and hipcc).
+ * shoal/detail/coll_gpu_kernels.cuh - device side of the GPU fcollect / alltoall (single source: nvcc and hipcc):
+ * libshoal's grid kernels (collectives/gpu/coll_gpu.cu) and the block forms of <shoal/shmem_coll_device.cuh>.
+ * NOT ABI: may change in any release, with no notice; programs include <shoal/shmem_coll_device.cuh>, never
+ * this file.
  *
  * One block walks tiles t = first, first + stride, ... (the grid kernel: blockIdx.x, gridDim.x; a block-scoped call from
  * a user kernel: 0, 1). A tile is `tile` bytes of the PE's block; each thread loads VPT vectors of it (coalesced, one
@@ -16,8 +19,11 @@
  */
 #ifndef SHOAL_COLL_GPU_KERNELS_CUH
 #define SHOAL_COLL_GPU_KERNELS_CUH
-#include "coll_gpu.h"
-#include "coll_gpu_port.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll_gpu_defs.h"
+#include "gpu_port.cuh"
 
 namespace shoal_cg {
 
@@ -71,7 +77,8 @@ __device__ __forceinline__ void group_dst(const params &p, int g, int npes, char
     const int k = g + d;
     if (W == 0 && k >= npes) { dp[d] = nullptr; continue; }
     if (VAR == VAR_HOISTED) dp[d] = W ? dreg[W ? k : 0] : s_tab[k];
-    else dp[d] = load_base_volatile(p.peer_base, rot(p.me, k, npes)) + p.dst_off + (size_t)p.me * p.nbytes;
+    else
+      dp[d] = shoal_port::peer(load_base_volatile(p.peer_base, rot(p.me, k, npes)), p.dst_off) + (size_t)p.me * p.nbytes;
   }
 }
 template <int OP, int VAR, int W, int G, typename V>
@@ -111,13 +118,13 @@ __device__ __forceinline__ void walk_tiles(const params &p, size_t first, size_t
 #pragma unroll
       for (int k = 0; k < (W ? W : 1); k++) {
         const int pe = rot(me, k, npes);
-        dreg[k] = p.peer_base[pe] + out;
+        dreg[k] = shoal_port::peer(p.peer_base[pe], out);
         sreg[k] = src + (size_t)pe * n;
       }
     } else {
       for (int k = threadIdx.x; k < npes; k += blockDim.x) {
         const int pe = rot(me, k, npes);
-        s_tab[k] = p.peer_base[pe] + out;
+        s_tab[k] = shoal_port::peer(p.peer_base[pe], out);
         if (OP == OP_ALLTOALL) s_tab[npes + k] = (char *)(src + (size_t)pe * n);
       }
       __syncthreads();
@@ -278,7 +285,7 @@ __device__ __forceinline__ void set_epoch(const params &p, unsigned long long e)
 /* Wait for every peer's flag to reach epoch (the caller's threads share the polling), then a block barrier. */
 __device__ __forceinline__ void wait_peers(const params &p, unsigned long long epoch) {
   const int npes = p.npes, me = p.me;
-  const unsigned long long *mine = (const unsigned long long *)(p.peer_base[me] + p.flag_off);
+  const unsigned long long *mine = (const unsigned long long *)shoal_port::peer(p.peer_base[me], p.flag_off);
   for (int s = threadIdx.x; s < npes; s += blockDim.x) {
     if (s == me) continue;
     unsigned long long t0 = 0;
@@ -301,7 +308,7 @@ __device__ __forceinline__ void signal_and_wait(const params &p, unsigned long l
   for (int k = threadIdx.x; k < npes - 1; k += blockDim.x) {
     const int pe = rot(me, k, npes);
     fence(p);
-    unsigned long long *f = (unsigned long long *)(p.peer_base[pe] + p.flag_off) + me;
+    unsigned long long *f = (unsigned long long *)shoal_port::peer(p.peer_base[pe], p.flag_off) + me;
     if (p.gpu_scope) shoal_port::st_release_gpu(f, epoch);
     else shoal_port::st_release_sys(f, epoch);
   }
@@ -329,7 +336,8 @@ __device__ __forceinline__ void complete_one_block(const params &p) {
     SHOAL_TRACE(p, e - 1, TR_ARRIVE);
 #endif
     for (int k = 0; k < p.npes - 1; k++) {
-      unsigned long long *f = (unsigned long long *)(p.peer_base[rot(p.me, k, p.npes)] + p.flag_off) + p.me;
+      unsigned long long *f =
+          (unsigned long long *)shoal_port::peer(p.peer_base[rot(p.me, k, p.npes)], p.flag_off) + p.me;
       if (p.gpu_scope) shoal_port::st_relaxed_gpu(f, e);
       else shoal_port::st_relaxed_sys(f, e);
     }

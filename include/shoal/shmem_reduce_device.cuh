@@ -7,7 +7,7 @@
  * TYPENAME and OP as shmem_TYPENAME_OP_reduce (spec 9.9.12's team table) except long double and the complex types,
  * plus half and bfloat16 (shmemx_half_t / shmemx_bfloat16_t storage: a __half * or __nv_bfloat16 * cast; sum, prod,
  * min, max, accumulated in float). dest and source on the device heap, nreduce elements, dest == source or disjoint.
- * The algorithm of the grid kernel (collectives/gpu/coll_gpu_reduce.cuh) on the calling block: entry exchange, this
+ * The algorithm of the grid kernel (<shoal/detail/coll_gpu_reduce.cuh>) on the calling block: entry exchange, this
  * PE's slice reduced from every PE's source and stored into every PE's dest (hoisted pointers in shared memory,
  * 16-byte vectors where dest and source offsets are 16-byte aligned), exit exchange; on return every PE's dest is
  * complete and visible to the calling block. team: any live team (shoal_d_cteam_of: its slot's device-form flags and
@@ -19,7 +19,7 @@
 #ifndef SHOAL_COLL_GPU_REDUCE_CUH /* the block functions only: no grid kernels in the user's unit */
 #define SHOAL_COLL_GPU_REDUCE_NO_PICK
 #endif
-#include "coll_gpu_reduce.cuh"
+#include <shoal/detail/coll_gpu_reduce.cuh>
 
 namespace shoal_rd {
 /* Storage type of the kernels for a user type: signed integers only for min and max (the others: the same bits
