@@ -98,7 +98,7 @@ void shoal_coll_gpu_kernel_name(const shoal_coll_gpu_args_t *a, char *buf, size_
 struct shoal_team;
 /* Bytes of the GPU collectives' area in the device heap's internal area (runtime/heap_gpu.c's layout, offset coll). */
 size_t shoal_coll_gpu_area_bytes(int npes);
-/* At shmem_init, after the device heap is up (runtime/init.c): set up that area. 0 or an error. */
+/* At shmem_init, after the device heap is up (api/init.c): set up that area. 0 or an error. */
 int shoal_coll_gpu_init(void);
 /* The end of a split of parent (collective over it) that made teams made[0 .. n - 1] on this PE (NULL: not a member):
  * set their slots up for the GPU collectives (table of member heap bases, flags, epochs, the device lookup's entry),
