@@ -6,7 +6,6 @@
  * A put-with-signal copies the data into the peer's mapping and then updates the signal with a release atomic. */
 #include "amo.h"
 #include "ctx.h"
-#include "gpu.h" /* SHOAL_GPU_AMO_* */
 #include "transport.h"
 
 void shoal_p2p_check_slow(const char *routine, const char *arg, const void *addr, size_t size, size_t align) {

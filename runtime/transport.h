@@ -91,6 +91,35 @@ static inline size_t shoal_tl_type_size(int type) {
   return (unsigned)type < SHOAL_TL_NTYPES ? sz[type] : 0;
 }
 
+/* op (enum shoal_tl_amo_op) on the 4- or 8-byte host object p (size 4 or 8, naturally aligned), values as bits:
+ * integer ops of one size are the same on signed and unsigned types, and float and double only take fetch, set and
+ * swap, which move bits. inc and fetch_inc add 1 (v unused). Returns the old value (0 for set). Memory orders: fetch
+ * acquire, set release, read-modify-writes sequentially consistent (a locked instruction on x86 either way). The one
+ * body of the host-side arithmetic: amo.c's AMOs off the inline path, the shm transport, and the ofi transport's
+ * message fallback on its target, so AMOs on one object are the same operation whichever way they come. */
+#define SHOAL_AMO_HOST(U)                                                                                              \
+  do {                                                                                                                 \
+    U *q = p, cc = (U)c;                                                                                               \
+    switch (op) {                                                                                                      \
+    case SHOAL_TL_AMO_FETCH: return __atomic_load_n(q, __ATOMIC_ACQUIRE);                                              \
+    case SHOAL_TL_AMO_SET: __atomic_store_n(q, (U)v, __ATOMIC_RELEASE); return 0;                                      \
+    case SHOAL_TL_AMO_SWAP: return __atomic_exchange_n(q, (U)v, __ATOMIC_SEQ_CST);                                     \
+    case SHOAL_TL_AMO_CSWAP:                                                                                           \
+      __atomic_compare_exchange_n(q, &cc, (U)v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                \
+      return cc;                                                                                                       \
+    case SHOAL_TL_AMO_INC: case SHOAL_TL_AMO_FETCH_INC: return __atomic_fetch_add(q, 1, __ATOMIC_SEQ_CST);             \
+    case SHOAL_TL_AMO_ADD: case SHOAL_TL_AMO_FETCH_ADD: return __atomic_fetch_add(q, (U)v, __ATOMIC_SEQ_CST);          \
+    case SHOAL_TL_AMO_AND: case SHOAL_TL_AMO_FETCH_AND: return __atomic_fetch_and(q, (U)v, __ATOMIC_SEQ_CST);          \
+    case SHOAL_TL_AMO_OR: case SHOAL_TL_AMO_FETCH_OR: return __atomic_fetch_or(q, (U)v, __ATOMIC_SEQ_CST);             \
+    default: return __atomic_fetch_xor(q, (U)v, __ATOMIC_SEQ_CST);                                                    \
+    }                                                                                                                  \
+  } while (0)
+static inline uint64_t shoal_amo_host(void *p, int op, size_t size, uint64_t v, uint64_t c) {
+  if (size == 4) SHOAL_AMO_HOST(uint32_t);
+  SHOAL_AMO_HOST(uint64_t);
+}
+#undef SHOAL_AMO_HOST
+
 /* ---- the seam (transport.c) ---- */
 /* At init, after the host heap and static data are mapped (heap_lim and the spaces' lim say which peers are):
  * shoal_g.tl_of[pe] for every PE, and, when some PE is not mapped, the transport between nodes registered and

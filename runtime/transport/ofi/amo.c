@@ -1,24 +1,7 @@
 /* amo.c - the libfabric transport: see ofi.h */
 #include "ofi.h"
 
-/* ---- the fallback AMO: the target's part ---- */
-#define AMO_EXEC(T)                                                                                                   \
-  static uint64_t exec_##T(T *p, int op, T v, T c) {                                                                   \
-    switch (op) {                                                                                                      \
-    case SHOAL_TL_AMO_FETCH: return __atomic_load_n(p, __ATOMIC_SEQ_CST);                                              \
-    case SHOAL_TL_AMO_SET: __atomic_store_n(p, v, __ATOMIC_SEQ_CST); return 0;                                         \
-    case SHOAL_TL_AMO_SWAP: return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                                        \
-    case SHOAL_TL_AMO_CSWAP: __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);         \
-      return c;                                                                                                        \
-    case SHOAL_TL_AMO_INC: case SHOAL_TL_AMO_FETCH_INC: return __atomic_fetch_add(p, 1, __ATOMIC_SEQ_CST);             \
-    case SHOAL_TL_AMO_ADD: case SHOAL_TL_AMO_FETCH_ADD: return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);             \
-    case SHOAL_TL_AMO_AND: case SHOAL_TL_AMO_FETCH_AND: return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);             \
-    case SHOAL_TL_AMO_OR: case SHOAL_TL_AMO_FETCH_OR: return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                \
-    default: return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                                                        \
-    }                                                                                                                  \
-  }
-AMO_EXEC(uint32_t)
-AMO_EXEC(uint64_t)
+/* ---- the fallback AMO: the target's part (the arithmetic: shoal_amo_host, transport.h) ---- */
 
 /* Sends from inside progress: retry with progress of the transmit side only (never the receive CQ: no recursion). */
 static ssize_t send_msg(const amo_msg_t *m, int pe) {
@@ -57,8 +40,7 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
       rep.op = 1; /* refused */
     } else {
       void *p = (char *)r->base + m->off;
-      rep.operand = m->size == 4 ? exec_uint32_t(p, m->op, (uint32_t)m->operand, (uint32_t)m->compare)
-                                 : exec_uint64_t(p, m->op, m->operand, m->compare);
+      rep.operand = shoal_amo_host(p, m->op, m->size, m->operand, m->compare);
     }
     d->id = m->id, d->value = rep.operand, d->status = rep.op;
     pthread_mutex_unlock(&shoal_ofi.exec_mu);

@@ -1,5 +1,5 @@
-/* transport_shm.c - PEs whose memory this PE maps (one node): load/store through the delta tables of the spaces
- * (init.c, static.c). rma.c and amo.h inline this same path for the host heap and static data, so a put to such a
+/* shm.c - the shm transport: PEs whose memory this PE maps (one node): load/store through the delta tables of the
+ * spaces (init.c, static.c). rma.c and amo.h inline this same path for the host heap and static data, so a put to such a
  * PE makes no call; the table serves the code that handles every peer alike (the seam's slow path, collectives over
  * teams that mix transports). Device memory is not here: the GPU backend's copies reach it (rma.c). */
 #include "transport.h"
@@ -42,30 +42,6 @@ static shoal_status_t shm_get(int space, int pe, size_t off, void *dst, size_t n
   return SHOAL_OK;
 }
 
-/* The memory orders of amo.c's inline bodies: fetch acquire, set release, read-modify-writes sequentially
- * consistent. Operands travel as bits: integer ops of one size are the same on signed and unsigned types. */
-#define SHM_AMO(U)                                                                                                     \
-  do {                                                                                                                 \
-    U *q = p, v = 0, c = 0, old = 0;                                                                                   \
-    if (operand) memcpy(&v, operand, sizeof(U));                                                                       \
-    if (compare) memcpy(&c, compare, sizeof(U));                                                                       \
-    switch (op) {                                                                                                      \
-    case SHOAL_TL_AMO_FETCH: old = __atomic_load_n(q, __ATOMIC_ACQUIRE); break;                                        \
-    case SHOAL_TL_AMO_SET: __atomic_store_n(q, v, __ATOMIC_RELEASE); break;                                            \
-    case SHOAL_TL_AMO_SWAP: old = __atomic_exchange_n(q, v, __ATOMIC_SEQ_CST); break;                                  \
-    case SHOAL_TL_AMO_CSWAP:                                                                                           \
-      old = c;                                                                                                         \
-      __atomic_compare_exchange_n(q, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                  \
-      break;                                                                                                           \
-    case SHOAL_TL_AMO_INC: case SHOAL_TL_AMO_FETCH_INC: old = __atomic_fetch_add(q, 1, __ATOMIC_SEQ_CST); break;      \
-    case SHOAL_TL_AMO_ADD: case SHOAL_TL_AMO_FETCH_ADD: old = __atomic_fetch_add(q, v, __ATOMIC_SEQ_CST); break;      \
-    case SHOAL_TL_AMO_AND: case SHOAL_TL_AMO_FETCH_AND: old = __atomic_fetch_and(q, v, __ATOMIC_SEQ_CST); break;      \
-    case SHOAL_TL_AMO_OR: case SHOAL_TL_AMO_FETCH_OR: old = __atomic_fetch_or(q, v, __ATOMIC_SEQ_CST); break;         \
-    default: old = __atomic_fetch_xor(q, v, __ATOMIC_SEQ_CST); break;                                                 \
-    }                                                                                                                  \
-    if (fetch) memcpy(fetch, &old, sizeof(U));                                                                         \
-  } while (0)
-
 static shoal_status_t shm_amo(int space, int pe, size_t off, int op, int type, const void *operand,
                               const void *compare, void *fetch) {
   size_t size = shoal_tl_type_size(type);
@@ -75,10 +51,11 @@ static shoal_status_t shm_amo(int space, int pe, size_t off, int op, int type, c
   }
   void *p = at(space, pe, off, size);
   if (!p) return nosys("shoal_tl_shm_amo", space, pe);
-  if (size == 4)
-    SHM_AMO(uint32_t);
-  else
-    SHM_AMO(uint64_t);
+  uint64_t v = 0, c = 0; /* the operands' bits (little-endian: an object of 4 bytes is the low half) */
+  if (operand) memcpy(&v, operand, size);
+  if (compare) memcpy(&c, compare, size);
+  uint64_t old = shoal_amo_host(p, op, size, v, c);
+  if (fetch) memcpy(fetch, &old, size);
   return SHOAL_OK;
 }
 
