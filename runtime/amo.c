@@ -9,7 +9,7 @@
 #include "amo.h"
 #include "ctx.h"
 #include "heap_gpu.h"
-#include "transport.h"
+#include "comm.h"
 
 void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr, size_t size, int pe, bool dev_ok) {
   if (!addr) shoal_fatal(routine, "%s is NULL", arg);
@@ -52,7 +52,7 @@ static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int o
 static uint64_t amo_off_path(const char *rt, const char *arg, const void *addr, size_t size, int op, uint64_t v,
                              uint64_t c, int pe, void *tx) {
   if (addr && !((uintptr_t)addr & (size - 1)) && shoal_space_far(shoal_space_find(addr, size, NULL), pe))
-    return shoal_tl_amo_tx(rt, tx, pe, addr, size, op, v, c);
+    return shoal_comm_amo(rt, tx, pe, addr, size, op, v, c);
   void *p = shoal_amo_addr_slow(rt, arg, addr, size, pe, true);
   return p ? shoal_amo_host(p, op, size, v, c) : amo_dev(rt, arg, addr, op, size, v, c, pe);
 }

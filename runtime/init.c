@@ -324,7 +324,7 @@ static void init_common(const char *routine, int requested) {
   shoal_wait_init(shoal_g.boot.machine_size > node_cpus()); /* not the affinity: bound PEs see one CPU each */
   if (heap_init(routine)) shoal_fatal(routine, "cannot set up the symmetric heap");
   if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
-  if (shoal_tl_setup(routine)) shoal_fatal(routine, "cannot reach every PE (the line above says why)");
+  if (shoal_comm_setup(routine)) shoal_fatal(routine, "cannot reach every PE (the line above says why)");
   topo_init(routine);
   shoal_g.state = 1; /* the module hooks below may call RMA */
   if (shoal_team_init()) shoal_fatal(routine, "team setup failed");
@@ -369,7 +369,7 @@ void shmem_finalize(void) {
   shoal_coll_gpu_fini(); /* before the device heap it signals in goes */
   shoal_gpu_fini();
   shoal_team_fini();
-  shoal_tl_teardown();
+  shoal_comm_teardown();
   shoal_boot_fini(&shoal_g.boot);
   shoal_static_fini();
   heap_fini();

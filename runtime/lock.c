@@ -12,7 +12,7 @@
  * With SHMEM_DEBUG=1 and at most one calling thread per PE (a thread level below SHMEM_THREAD_MULTIPLE), more
  * outstanding tickets than PEs is impossible too. Either stops the job with one line naming the routine and lock. */
 #include "amo.h"
-#include "transport.h" /* SHOAL_TL_AMO_* */
+#include "comm.h" /* SHOAL_TL_AMO_* */
 
 _Static_assert(sizeof(long) == sizeof(uint64_t), "the lock word is a 64-bit long");
 

@@ -6,7 +6,7 @@
  * A put-with-signal copies the data into the peer's mapping and then updates the signal with a release atomic. */
 #include "amo.h"
 #include "ctx.h"
-#include "transport.h"
+#include "comm.h"
 
 void shoal_p2p_check_slow(const char *routine, const char *arg, const void *addr, size_t size, size_t align) {
   if (!addr) shoal_fatal(routine, "%s is NULL", arg);
@@ -195,8 +195,8 @@ static __attribute__((noinline, cold)) void put_signal_tl(const char *rt, void *
                                                           uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
                                                           bool nbi, void *tx) {
   shoal_rma_put_tx(rt, tx, dest, src, nbytes, pe, nbi);
-  shoal_tl_fence_tx(rt, tx);
-  (void)shoal_tl_amo_tx(rt, tx, pe, sig_addr, sizeof(uint64_t),
+  shoal_comm_fence(rt, tx);
+  (void)shoal_comm_amo(rt, tx, pe, sig_addr, sizeof(uint64_t),
                         sig_op == SHMEM_SIGNAL_SET ? SHOAL_TL_AMO_SET : SHOAL_TL_AMO_ADD, signal, 0);
 }
 

@@ -1,7 +1,7 @@
 /* amo.c - the libfabric transport: see ofi.h */
 #include "ofi.h"
 
-/* ---- the fallback AMO: the target's part (the arithmetic: shoal_amo_host, transport.h) ---- */
+/* ---- the fallback AMO: the target's part (the arithmetic: shoal_amo_host, comm.h) ---- */
 
 /* Sends from inside progress: retry with progress of the transmit side only (never the receive CQ: no recursion). */
 static ssize_t send_msg(const amo_msg_t *m, int pe) {
@@ -188,7 +188,9 @@ shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, in
   return rc;
 }
 
-shoal_status_t shoal_ofi_amo(int space, int pe, size_t off, int op, int type, const void *operand,
+/* On ep, a context's endpoint (shoal_ofi_ctx_create), or NULL for the default context's. */
+shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
                              const void *compare, void *fetch) {
-  MT(&shoal_ofi.t0, shoal_ofi_amo_common(&shoal_ofi.t0, space, pe, off, op, type, operand, compare, fetch));
+  txep_t *t = ep ? ep : &shoal_ofi.t0;
+  MT(t, shoal_ofi_amo_common(t, space, pe, off, op, type, operand, compare, fetch));
 }

@@ -83,16 +83,3 @@ void shoal_ofi_ctx_destroy(void *h) {
     shoal_warn("shoal_tl_ofi_ctx_destroy: the context's operations did not complete");
   shoal_ofi_tx_close(t);
 }
-shoal_status_t shoal_ofi_amo_ctx(void *h, int space, int pe, size_t off, int op, int type, const void *operand,
-                                 const void *compare, void *fetch) {
-  txep_t *t = h ? h : &shoal_ofi.t0;
-  MT(t, shoal_ofi_amo_common(t, space, pe, off, op, type, operand, compare, fetch));
-}
-shoal_status_t shoal_ofi_quiet_ctx(void *h) {
-  txep_t *t = h ? h : &shoal_ofi.t0;
-  MT(t, shoal_ofi_quiet_common(t));
-}
-shoal_status_t shoal_ofi_fence_ctx(void *h) {
-  txep_t *t = h ? h : &shoal_ofi.t0;
-  MT(t, shoal_ofi_fence_common(t));
-}

@@ -562,26 +562,15 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .dropped = atomic_load(&shoal_ofi.dropped)};
 }
 
+/* Every PE of the job: the address vector holds them all (a PE of this node too, under SHOAL_TRANSPORT=ofi). */
+static bool ofi_can_reach(int pe) {
+  (void)pe;
+  return true;
+}
+
 const shoal_tl_ops_t shoal_tl_ofi_ops = {
-    .size = sizeof(shoal_tl_ops_t),
-    .name = "ofi",
-    .init = tl_init,
-    .reg = tl_reg,
-    .put = shoal_ofi_put,
-    .get = shoal_ofi_get,
-    .put_nbi = shoal_ofi_put_nbi,
-    .get_nbi = shoal_ofi_get_nbi,
-    .amo = shoal_ofi_amo,
-    .signal = shoal_ofi_signal,
-    .quiet = shoal_ofi_quiet,
-    .fence = shoal_ofi_fence,
-    .progress = shoal_ofi_progress,
-    .fini = tl_fini,
-    .ctx_create = shoal_ofi_ctx_create,
-    .ctx_destroy = shoal_ofi_ctx_destroy,
-    .put_ctx = shoal_ofi_put_ctx,
-    .get_ctx = shoal_ofi_get_ctx,
-    .amo_ctx = shoal_ofi_amo_ctx,
-    .quiet_ctx = shoal_ofi_quiet_ctx,
-    .fence_ctx = shoal_ofi_fence_ctx,
+  .size = sizeof(shoal_tl_ops_t), .name = "ofi", .can_reach = ofi_can_reach, .init = tl_init, .reg = tl_reg,
+  .put = shoal_ofi_put, .get = shoal_ofi_get, .amo = shoal_ofi_amo, .signal = shoal_ofi_signal,
+  .quiet = shoal_ofi_quiet, .fence = shoal_ofi_fence, .progress = shoal_ofi_progress, .fini = tl_fini,
+  .ctx_create = shoal_ofi_ctx_create, .ctx_destroy = shoal_ofi_ctx_destroy,
 };

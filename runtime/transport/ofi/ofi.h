@@ -25,7 +25,7 @@
  * of one on tcp loopback (docs/design/transport.md). OSSS-UCX backs its progress thread off in the same spirit. */
 #ifndef SHOAL_TRANSPORT_OFI_H
 #define SHOAL_TRANSPORT_OFI_H
-#include "transport.h"
+#include "comm.h"
 #include "gpu.h"
 
 #include <dlfcn.h>
@@ -256,8 +256,8 @@ void shoal_ofi_close_fid(void *fidp);
 /* amo.c */
 void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len);
 shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,
-                                 const void *compare, void *fetch);
-shoal_status_t shoal_ofi_amo(int space, int pe, size_t off, int op, int type, const void *operand,
+                                    const void *compare, void *fetch);
+shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
                              const void *compare, void *fetch);
 /* progress.c */
 void shoal_ofi_drop(const char *why, size_t len);
@@ -271,27 +271,19 @@ void shoal_ofi_progress_once(void);
 shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs);
 shoal_status_t shoal_ofi_quiet_common(txep_t *t);
 shoal_status_t shoal_ofi_fence_before(txep_t *t, bool amo, bool fallback);
-shoal_status_t shoal_ofi_quiet(void);
+shoal_status_t shoal_ofi_quiet(void *ep);
 void shoal_ofi_progress(void);
 shoal_status_t shoal_ofi_fence_common(txep_t *t);
-shoal_status_t shoal_ofi_fence(void);
+shoal_status_t shoal_ofi_fence(void *ep);
 /* rma.c */
-shoal_status_t shoal_ofi_put_ctx(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi);
-shoal_status_t shoal_ofi_get_ctx(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi);
-shoal_status_t shoal_ofi_put(int space, int pe, size_t off, const void *src, size_t n);
-shoal_status_t shoal_ofi_put_nbi(int space, int pe, size_t off, const void *src, size_t n);
-shoal_status_t shoal_ofi_get(int space, int pe, size_t off, void *dst, size_t n);
-shoal_status_t shoal_ofi_get_nbi(int space, int pe, size_t off, void *dst, size_t n);
+shoal_status_t shoal_ofi_put(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi);
+shoal_status_t shoal_ofi_get(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi);
 shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v);
 /* ctx.c */
 void shoal_ofi_tx_close(txep_t *t);
 void shoal_ofi_tx_progress_all(void);
 shoal_status_t shoal_ofi_ctx_create(bool shared, void **out);
 void shoal_ofi_ctx_destroy(void *h);
-shoal_status_t shoal_ofi_amo_ctx(void *h, int space, int pe, size_t off, int op, int type, const void *operand,
-                                 const void *compare, void *fetch);
-shoal_status_t shoal_ofi_quiet_ctx(void *h);
-shoal_status_t shoal_ofi_fence_ctx(void *h);
 int64_t shoal_ofi_watch_timeout_ns(void);
 
 #endif

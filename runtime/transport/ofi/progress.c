@@ -321,7 +321,11 @@ shoal_status_t shoal_ofi_fence_before(txep_t *t, bool amo, bool fallback) {
   return SHOAL_OK;
 }
 
-shoal_status_t shoal_ofi_quiet(void) { MT(&shoal_ofi.t0, shoal_ofi_quiet_common(&shoal_ofi.t0)); }
+/* quiet and fence of ep, a context's endpoint, or NULL for the default context's: that endpoint's operations only. */
+shoal_status_t shoal_ofi_quiet(void *ep) {
+  txep_t *t = ep ? ep : &shoal_ofi.t0;
+  MT(t, shoal_ofi_quiet_common(t));
+}
 /* A counter read runs the provider's progress (rxm/tcp: one epoll_wait(0) over the endpoint's sockets). */
 void shoal_ofi_progress(void) {
   if (SHOAL_LIKELY(shoal_ofi.up)) {
@@ -341,4 +345,7 @@ shoal_status_t shoal_ofi_fence_common(txep_t *t) {
   if (t->amo_out) t->fence_a = true;
   return SHOAL_OK;
 }
-shoal_status_t shoal_ofi_fence(void) { MT(&shoal_ofi.t0, shoal_ofi_fence_common(&shoal_ofi.t0)); }
+shoal_status_t shoal_ofi_fence(void *ep) {
+  txep_t *t = ep ? ep : &shoal_ofi.t0;
+  MT(t, shoal_ofi_fence_common(t));
+}

@@ -60,27 +60,14 @@ static shoal_status_t get_common(txep_t *t, int space, int pe, size_t off, void 
   return nbi ? SHOAL_OK : WAIT_R(t);
 }
 
-/* On tx, a context's endpoint (shoal_ofi_ctx_create), or NULL for the default context's; the default slots are these.
- */
-shoal_status_t shoal_ofi_put_ctx(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
+/* On h, a context's endpoint (shoal_ofi_ctx_create), or NULL for the default context's. */
+shoal_status_t shoal_ofi_put(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
   txep_t *t = h ? h : &shoal_ofi.t0;
   MT(t, put_common(t, space, pe, off, src, n, nbi));
 }
-shoal_status_t shoal_ofi_get_ctx(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
+shoal_status_t shoal_ofi_get(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
   txep_t *t = h ? h : &shoal_ofi.t0;
   MT(t, get_common(t, space, pe, off, dst, n, nbi));
-}
-shoal_status_t shoal_ofi_put(int space, int pe, size_t off, const void *src, size_t n) {
-  return shoal_ofi_put_ctx(NULL, space, pe, off, src, n, false);
-}
-shoal_status_t shoal_ofi_put_nbi(int space, int pe, size_t off, const void *src, size_t n) {
-  return shoal_ofi_put_ctx(NULL, space, pe, off, src, n, true);
-}
-shoal_status_t shoal_ofi_get(int space, int pe, size_t off, void *dst, size_t n) {
-  return shoal_ofi_get_ctx(NULL, space, pe, off, dst, n, false);
-}
-shoal_status_t shoal_ofi_get_nbi(int space, int pe, size_t off, void *dst, size_t n) {
-  return shoal_ofi_get_ctx(NULL, space, pe, off, dst, n, true);
 }
 
 /* A flag store after what this PE issued to pe. Where writes are ordered (lazy_fence: RMA_WAW, and RMA_RAW so that

@@ -1,8 +1,8 @@
 /* shm.c - the shm transport: PEs whose memory this PE maps (one node): load/store through the delta tables of the
- * spaces (init.c, static.c). rma.c and amo.h inline this same path for the host heap and static data, so a put to such a
- * PE makes no call; the table serves the code that handles every peer alike (the seam's slow path, collectives over
+ * spaces (init.c, static.c). rma.c and amo.h inline this same path for the host heap and static data, so a put to such
+ * a PE makes no call; the table serves the code that handles every peer alike (the seam's slow path, collectives over
  * teams that mix transports). Device memory is not here: the GPU backend's copies reach it (rma.c). */
-#include "transport.h"
+#include "comm.h"
 
 static inline void *at(int space, int pe, size_t off, size_t n) {
   const shoal_space_t *s = &shoal_g.space[space];
@@ -17,7 +17,9 @@ static shoal_status_t nosys(const char *routine, int space, int pe) {
   return SHOAL_ERR_NOSYS;
 }
 
-static shoal_status_t shm_put(int space, int pe, size_t off, const void *src, size_t n) {
+/* Blocking or nbi alike (nbi completes at once, which the spec allows), on any endpoint. */
+static shoal_status_t shm_put(void *ep, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
+  (void)ep, (void)nbi;
   void *d = at(space, pe, off, n);
   if (!d) return nosys("shoal_tl_shm_put", space, pe);
   memcpy(d, src, n);
@@ -35,15 +37,17 @@ static shoal_status_t shm_signal(int space, int pe, size_t off, uint64_t v) {
   return SHOAL_OK;
 }
 
-static shoal_status_t shm_get(int space, int pe, size_t off, void *dst, size_t n) {
+static shoal_status_t shm_get(void *ep, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
+  (void)ep, (void)nbi;
   const void *s = at(space, pe, off, n);
   if (!s) return nosys("shoal_tl_shm_get", space, pe);
   memcpy(dst, s, n);
   return SHOAL_OK;
 }
 
-static shoal_status_t shm_amo(int space, int pe, size_t off, int op, int type, const void *operand,
+static shoal_status_t shm_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
                               const void *compare, void *fetch) {
+  (void)ep;
   size_t size = shoal_tl_type_size(type);
   if ((unsigned)op >= SHOAL_TL_AMO_NOPS || !size || off % size) {
     shoal_warn("shoal_tl_shm_amo: op %d, type %d at offset %zu: no AMO of spec 9.8", op, type, off);
@@ -59,14 +63,20 @@ static shoal_status_t shm_amo(int space, int pe, size_t off, int op, int type, c
   return SHOAL_OK;
 }
 
-static shoal_status_t shm_quiet(void) {
+/* On one node every operation is complete when it returns, on any endpoint: quiet and fence only order this thread's
+ * memory accesses. */
+static shoal_status_t shm_quiet(void *ep) {
+  (void)ep;
   atomic_thread_fence(memory_order_seq_cst);
   return SHOAL_OK;
 }
-static shoal_status_t shm_fence(void) {
+static shoal_status_t shm_fence(void *ep) {
+  (void)ep;
   atomic_thread_fence(memory_order_release);
   return SHOAL_OK;
 }
+/* A PE whose host heap this PE maps (init.c sets heap_lim at the mapping: 0 for any other PE). */
+static bool shm_can_reach(int pe) { return shoal_g.heap_lim[pe] != 0; }
 /* The mappings are made and undone by init.c and static.c, with the bootstrap's descriptor exchange. */
 static shoal_status_t shm_init(shoal_boot_t *b) {
   (void)b;
@@ -78,39 +88,16 @@ static shoal_status_t shm_reg(int space, void *base, size_t len, int gpu_kind, i
 }
 static void shm_fini(void) {}
 static void shm_progress(void) {}
-/* Every shm operation completes before it returns: a context needs nothing of its own here. */
-static shoal_status_t shm_ctx_create(bool shared, void **tx) {
+/* Every shm operation completes before it returns: a context needs no endpoint of its own here. */
+static shoal_status_t shm_ctx_create(bool shared, void **ep) {
   (void)shared;
-  *tx = NULL;
+  *ep = NULL;
   return SHOAL_ERR_NOSYS;
 }
-static void shm_ctx_destroy(void *tx) { (void)tx; }
-static shoal_status_t shm_put_ctx(void *tx, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
-  (void)tx, (void)nbi;
-  return shm_put(space, pe, off, src, n);
-}
-static shoal_status_t shm_get_ctx(void *tx, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
-  (void)tx, (void)nbi;
-  return shm_get(space, pe, off, dst, n);
-}
-static shoal_status_t shm_amo_ctx(void *tx, int space, int pe, size_t off, int op, int type, const void *operand,
-                                  const void *compare, void *fetch) {
-  (void)tx;
-  return shm_amo(space, pe, off, op, type, operand, compare, fetch);
-}
-static shoal_status_t shm_quiet_ctx(void *tx) {
-  (void)tx;
-  return shm_quiet();
-}
-static shoal_status_t shm_fence_ctx(void *tx) {
-  (void)tx;
-  return shm_fence();
-}
+static void shm_ctx_destroy(void *ep) { (void)ep; }
 
 const shoal_tl_ops_t shoal_tl_shm_ops = {
-  .size = sizeof(shoal_tl_ops_t), .name = "shm", .init = shm_init, .reg = shm_reg, .put = shm_put, .get = shm_get,
-  .put_nbi = shm_put, .get_nbi = shm_get, .amo = shm_amo, .signal = shm_signal, .quiet = shm_quiet, .fence = shm_fence,
+  .size = sizeof(shoal_tl_ops_t), .name = "shm", .can_reach = shm_can_reach, .init = shm_init, .reg = shm_reg,
+  .put = shm_put, .get = shm_get, .amo = shm_amo, .signal = shm_signal, .quiet = shm_quiet, .fence = shm_fence,
   .progress = shm_progress, .fini = shm_fini, .ctx_create = shm_ctx_create, .ctx_destroy = shm_ctx_destroy,
-  .put_ctx = shm_put_ctx, .get_ctx = shm_get_ctx, .amo_ctx = shm_amo_ctx, .quiet_ctx = shm_quiet_ctx,
-  .fence_ctx = shm_fence_ctx,
 };
