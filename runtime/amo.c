@@ -51,8 +51,10 @@ static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int o
  * heap, or a fatal error naming rt and arg (a misaligned or NULL addr never reaches the transport). */
 static uint64_t amo_off_path(const char *rt, const char *arg, const void *addr, size_t size, int op, uint64_t v,
                              uint64_t c, int pe, void *tx) {
-  if (addr && !((uintptr_t)addr & (size - 1)) && shoal_space_far(shoal_space_find(addr, size, NULL), pe))
-    return shoal_comm_amo(rt, tx, pe, addr, size, op, v, c);
+  size_t off;
+  const shoal_space_t *s;
+  if (addr && !((uintptr_t)addr & (size - 1)) && shoal_space_far(s = shoal_space_find(addr, size, &off), pe))
+    return shoal_comm_amo(rt, tx, pe, s, off, addr, size, op, v, c); /* found once; pe checked by the entry point */
   void *p = shoal_amo_addr_slow(rt, arg, addr, size, pe, true);
   return p ? shoal_amo_host(p, op, size, v, c) : amo_dev(rt, arg, addr, op, size, v, c, pe);
 }

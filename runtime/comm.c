@@ -89,14 +89,16 @@ void shoal_comm_teardown(void) {
   shoal_g.node_of = NULL;
 }
 
-/* The space holding [sym, sym + n) and sym's offset in it; fatal (naming routine and arg) if none. */
-static int space_of(const char *routine, const char *arg, const void *sym, size_t n, size_t *off) {
+shoal_space_t *shoal_comm_space(const char *routine, const char *arg, const void *sym, size_t n, size_t *off) {
   shoal_space_t *s = shoal_space_find(sym, n ? n : 1, off);
   if (!s) shoal_xlate_slow(sym, n, shoal_g.me, routine, arg); /* fatal, with the reason */
-  if (s->device)
-    shoal_fatal(routine, "%s %p is on the device heap, which PEs of other nodes do not reach (no FI_HMEM path)", arg,
-                sym);
-  return (int)(s - shoal_g.space);
+  return s;
+}
+
+/* The device heap of a PE of another node: no transport reaches it (no FI_HMEM path); fatal, naming arg. */
+static _Noreturn __attribute__((cold)) void device_far(const char *routine, const char *arg, const void *sym) {
+  shoal_fatal(routine, "%s %p is on the device heap, which PEs of other nodes do not reach (no FI_HMEM path)", arg,
+              sym);
 }
 
 static _Noreturn __attribute__((cold)) void failed(const char *routine, const char *what, size_t n, int pe) {
@@ -104,28 +106,27 @@ static _Noreturn __attribute__((cold)) void failed(const char *routine, const ch
               shoal_g.tl_of[pe]->name);
 }
 
-void shoal_comm_put(const char *routine, void *ep, int pe, void *sym, const void *src, size_t n, bool nbi) {
+void shoal_comm_put(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, void *sym,
+                    const void *src, size_t n, bool nbi) {
   if (!n) return;
-  size_t off;
-  int sp = space_of(routine, "dest", sym, n, &off);
+  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "dest", sym);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
-  if (t->put(ep, sp, pe, off, src, n, nbi)) failed(routine, "put", n, pe);
+  if (t->put(ep, (int)(s - shoal_g.space), pe, off, src, n, nbi)) failed(routine, "put", n, pe);
 }
 
-void shoal_comm_get(const char *routine, void *ep, int pe, const void *sym, void *dst, size_t n, bool nbi) {
+void shoal_comm_get(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, const void *sym,
+                    void *dst, size_t n, bool nbi) {
   if (!n) return;
-  size_t off;
-  int sp = space_of(routine, "source", sym, n, &off);
+  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "source", sym);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
-  if (t->get(ep, sp, pe, off, dst, n, nbi)) failed(routine, "get", n, pe);
+  if (t->get(ep, (int)(s - shoal_g.space), pe, off, dst, n, nbi)) failed(routine, "get", n, pe);
 }
 
-uint64_t shoal_comm_amo(const char *routine, void *ep, int pe, const void *sym, size_t size, int op, uint64_t v,
-                        uint64_t c) {
-  size_t off;
-  int sp = space_of(routine, "dest", sym, size, &off);
+uint64_t shoal_comm_amo(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, const void *sym,
+                        size_t size, int op, uint64_t v, uint64_t c) {
+  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "dest", sym);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   bool fetching = op == SHOAL_TL_AMO_FETCH || op == SHOAL_TL_AMO_SWAP || op == SHOAL_TL_AMO_CSWAP ||
                   op == SHOAL_TL_AMO_FETCH_INC || op == SHOAL_TL_AMO_FETCH_ADD || op == SHOAL_TL_AMO_FETCH_AND ||
@@ -133,16 +134,18 @@ uint64_t shoal_comm_amo(const char *routine, void *ep, int pe, const void *sym, 
   uint64_t old = 0;
   int type = size == 4 ? SHOAL_TL_UINT32 : SHOAL_TL_UINT64;
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
-  if (t->amo(ep, sp, pe, off, op, type, &v, &c, fetching ? &old : NULL)) failed(routine, "atomic", size, pe);
+  if (t->amo(ep, (int)(s - shoal_g.space), pe, off, op, type, &v, &c, fetching ? &old : NULL))
+    failed(routine, "atomic", size, pe);
   return old;
 }
 
 void shoal_comm_signal(const char *routine, int pe, void *sym, uint64_t v) {
   size_t off;
-  int sp = space_of(routine, "flag", sym, sizeof v, &off);
+  const shoal_space_t *s = shoal_comm_space(routine, "flag", sym, sizeof v, &off);
+  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "flag", sym);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
-  if (t->signal(sp, pe, off, v)) failed(routine, "signal", sizeof v, pe);
+  if (t->signal((int)(s - shoal_g.space), pe, off, v)) failed(routine, "signal", sizeof v, pe);
 }
 
 void *shoal_comm_ctx_create(bool shared) {

@@ -39,10 +39,13 @@ typedef struct shoal_tl_ops {
   shoal_status_t (*init)(shoal_boot_t *b);
   /* Before init: the region [base, base + len) of space on this PE. gpu_kind: SHOAL_GPU_NONE (0) for host memory,
    * else the shoal_gpu_kind_t whose device gpu_dev holds it (registered with FI_HMEM; SHOAL_ERR_NOSYS at init when
-   * the provider has no FI_HMEM). SHOAL_ERR_INVAL: space out of range or already given. */
+   * the provider has no FI_HMEM, or, where init goes on without it, the region left out: nothing may be sent to it).
+   * SHOAL_ERR_INVAL: space out of range or already given. */
   shoal_status_t (*reg)(int space, void *base, size_t len, int gpu_kind, int gpu_dev);
   /* The data slots act on ep, the endpoint of a context made by ctx_create, or NULL for the default context's (as
-   * libfabric's operations take their fid_ep): one slot each, whatever the context.
+   * libfabric's operations take their fid_ep): one slot each, whatever the context. They trust their caller (the
+   * comm layer, whose callers checked pe and the bounds once): space registered, pe in range, [off, off + n) inside
+   * the region; only what is the transport's own (an op or type it cannot do, alignment) is checked here.
    * put: nbi false, blocking: on return src may be reused (locally complete); remotely complete after quiet. nbi
    * true: src must stay unchanged until quiet returns. get: nbi false, dst holds the data on return; nbi true, dst is
    * not valid until quiet returns. */
@@ -130,20 +133,27 @@ shoal_status_t shoal_comm_setup(const char *routine);
 /* At finalize, after the last barrier: this PE's operations complete, every PE meets out of band (nobody still
  * reads or writes this PE), then the transport between nodes closes. */
 void shoal_comm_teardown(void);
+/* The space holding [sym, sym + n) (n 0: one byte) and sym's offset in it (*off); fatal with one line naming routine
+ * and arg when sym is not symmetric. For callers that hold only an address (the forwards of transport.h, a signal). */
+shoal_space_t *shoal_comm_space(const char *routine, const char *arg, const void *sym, size_t n, size_t *off);
 /* The off-path calls of rma.c, amo.c, p2p.c and the collectives for a PE reached through shoal_g.tl_of[pe], on ep (a
- * context's endpoint from shoal_comm_ctx_create, NULL: the default context's): sym is a symmetric address of this
- * PE (n bytes, inside one space), the data goes to or comes from pe's instance. The caller has checked pe and the
- * bounds of [sym, sym + n) (the entry points do, once); these find sym's space and trust the rest. Blocking forms are
- * locally complete on return (a get's dst is filled); nbi ones at quiet. op: enum shoal_tl_amo_op on an unsigned
- * object of size 4 or 8 bytes (values as bits); returns the old value for fetching ops. Fatal with one line naming
- * routine on failure. */
-void shoal_comm_put(const char *routine, void *ep, int pe, void *sym, const void *src, size_t n, bool nbi);
-void shoal_comm_get(const char *routine, void *ep, int pe, const void *sym, void *dst, size_t n, bool nbi);
-uint64_t shoal_comm_amo(const char *routine, void *ep, int pe, const void *sym, size_t size, int op, uint64_t v,
-                        uint64_t c);
+ * context's endpoint from shoal_comm_ctx_create, NULL: the default context's): sym, at offset off of space s (as
+ * found by the caller, once), is a symmetric address of this PE (n bytes), the data goes to or comes from pe's
+ * instance. The caller has checked pe (SHOAL_CHECK_PE) and that [sym, sym + n) lies in s (shoal_space_find): the
+ * regions are symmetric, so it lies in pe's too, and neither this layer nor the transport checks pe or the bounds
+ * again. Fatal, naming sym, for the device heap (no transport reaches another node's). Blocking forms are locally
+ * complete on return (a get's dst is filled); nbi ones at quiet. op: enum shoal_tl_amo_op on an unsigned object of
+ * size 4 or 8 bytes (values as bits); returns the old value for fetching ops. Fatal with one line naming routine on
+ * failure. */
+void shoal_comm_put(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, void *sym,
+                    const void *src, size_t n, bool nbi);
+void shoal_comm_get(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, const void *sym,
+                    void *dst, size_t n, bool nbi);
+uint64_t shoal_comm_amo(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, const void *sym,
+                        size_t size, int op, uint64_t v, uint64_t c);
 /* Stores v in pe's instance of the 8-byte flag cell sym after everything this PE put to pe on the default context
- * (the ops table's signal: no round trip where the provider orders writes). For the runtime's flag cells only. Fatal
- * on failure. */
+ * (the ops table's signal: no round trip where the provider orders writes). For the runtime's flag cells only: finds
+ * sym's space itself (the callers hold only the address; pe is theirs, checked). Fatal on failure. */
 void shoal_comm_signal(const char *routine, int pe, void *sym, uint64_t v);
 /* The fence and quiet of ep (NULL: the default context) in the transport between nodes, if one runs (no-ops
  * otherwise: on one node every operation is complete on return). Fatal with one line naming routine on failure. */

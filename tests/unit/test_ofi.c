@@ -170,12 +170,7 @@ static void test_rma(void) {
   CHECK(same, "put into static data from PE %d", left);
   OK(tl->get(NULL, SHOAL_SPACE_STATIC, right, 3, dst, 100, false));
   CHECK(!memcmp(dst, src, 100), "get from static data of PE %d", right);
-  /* bad calls: one line each and an error, nothing sent */
-  CHECK(tl->put(NULL, SHOAL_SPACE_HEAP, np, 0, src, 1, false) == SHOAL_ERR_INVAL, "put to pe %d accepted", np);
-  CHECK(tl->get(NULL, SHOAL_SPACE_HEAP, right, HEAP_LEN - 1, dst, 2, false) == SHOAL_ERR_INVAL,
-        "get past the end accepted");
-  CHECK(tl->put(NULL, SHOAL_SPACE_DEVICE, right, 0, src, 1, false) == SHOAL_ERR_NOSYS,
-        "put to an unregistered space accepted");
+  /* No bad-call checks here: the slots trust their caller (comm.h: the entry points check pe and bounds once). */
   barrier();
   free(src);
   free(dst);
@@ -712,7 +707,6 @@ static void run_life(unsigned force) {
   int fds1 = count_dir("/proc/self/fd"), threads1 = count_dir("/proc/self/task");
   CHECK(fds1 == fds0 && threads1 == threads0, "after fini: %d fds (before init %d), %d threads (before %d)", fds1,
         fds0, threads1, threads0);
-  CHECK(tl->put(NULL, SHOAL_SPACE_HEAP, 0, 0, "x", 1, false) == SHOAL_ERR_INVAL, "put after fini accepted");
 }
 
 static int run_pe(int rank) {
@@ -786,7 +780,8 @@ START_TEST(no_provider) {
 END_TEST
 
 /* One PE alone (it reaches itself through the provider too), with a "device" region: without FI_HMEM in the
- * provider, init warns in one line, goes on, and calls on the device space say SHOAL_ERR_NOSYS. */
+ * provider, init warns in one line and goes on (the device space is left out; the comm layer never sends to it, and
+ * the slots trust their caller, so nothing here calls on it). */
 START_TEST(one_pe_and_hmem) {
   char path[] = "/tmp/shoal-test-ofi-XXXXXX";
   int fd = mkstemp(path);
@@ -811,7 +806,6 @@ START_TEST(one_pe_and_hmem) {
     if (tl->amo(NULL, SHOAL_SPACE_HEAP, 0, 2048, SHOAL_TL_AMO_FETCH_ADD, SHOAL_TL_UINT64, &one, NULL, &old) || old ||
         *(uint64_t *)(h + 2048) != 5)
       _exit(7);
-    if (!info.hmem && tl->put(NULL, SHOAL_SPACE_DEVICE, 0, 0, src, 8, false) != SHOAL_ERR_NOSYS) _exit(8);
     tl->fini();
     _exit(info.hmem ? 9 : 0); /* 9: a provider with FI_HMEM took host memory for a GPU's */
   }
@@ -823,9 +817,6 @@ START_TEST(one_pe_and_hmem) {
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "one PE: status %d; %s", st, out);
   ck_assert_msg(strstr(out, "shoal: PE 0: fi_getinfo: tcp;ofi_rxm has no FI_HMEM: the device heap is not registered")
                 == out, "message: %s", out);
-  ck_assert_msg(
-      strstr(out, "shoal: PE 0: shoal_tl_ofi_put: space 1 is not registered on pe 0 (no FI_HMEM in the provider)\n"),
-      "message: %s", out);
 }
 END_TEST
 

@@ -147,7 +147,6 @@ shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, in
   size_t size = amo_types[type].size;
   int kind = amo_ops[op].kind;
   bool needs_operand = op != SHOAL_TL_AMO_FETCH && op != SHOAL_TL_AMO_INC && op != SHOAL_TL_AMO_FETCH_INC;
-  if (bad_target(space, pe, off, size)) return shoal_ofi_bad_call("shoal_tl_ofi_amo", space, pe, off, size);
   if (SHOAL_UNLIKELY((needs_operand && !operand) || (kind == K_CMP && !compare) || (kind != K_WRITE && !fetch) ||
                      off % size)) {
     shoal_warn("shoal_tl_ofi_amo: %s of %s at offset %zu: %s", amo_ops[op].name, amo_types[type].name, off,

@@ -223,10 +223,6 @@ static inline void wait_backoff(shoal_wait_t *w, unsigned spins) {
     if (SHOAL_UNLIKELY(r_)) return shoal_ofi_fail(routine, r_);                                                        \
   } while (0)
 
-static inline bool bad_target(int space, int pe, size_t off, size_t n) {
-  return SHOAL_UNLIKELY((unsigned)space >= SHOAL_SPACE_MAX || (unsigned)pe >= (unsigned)shoal_ofi.npes ||
-                        !shoal_ofi.up || off > shoal_ofi.rlen[space][pe] || n > shoal_ofi.rlen[space][pe] - off);
-}
 
 static inline void mark_dirty(txep_t *t, int pe) {
   if (shoal_ofi.flush && !atomic_load_explicit(&t->dirty[pe], memory_order_relaxed)) {

@@ -13,8 +13,6 @@ static shoal_status_t write_dc(txep_t *t, const void *src, size_t n, int pe, uin
 }
 
 static shoal_status_t put_common(txep_t *t, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
-  if (bad_target(space, pe, off, n))
-    return shoal_ofi_bad_call(nbi ? "shoal_tl_ofi_put_nbi" : "shoal_tl_ofi_put", space, pe, off, n);
   if (!n) return SHOAL_OK;
   uint64_t raddr = shoal_ofi.rbase[space][pe] + off, key = shoal_ofi.rkey[space][pe];
   shoal_status_t rc;
@@ -44,8 +42,6 @@ static shoal_status_t put_common(txep_t *t, int space, int pe, size_t off, const
 }
 
 static shoal_status_t get_common(txep_t *t, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
-  if (bad_target(space, pe, off, n))
-    return shoal_ofi_bad_call(nbi ? "shoal_tl_ofi_get_nbi" : "shoal_tl_ofi_get", space, pe, off, n);
   if (!n) return SHOAL_OK;
   uint64_t raddr = shoal_ofi.rbase[space][pe] + off, key = shoal_ofi.rkey[space][pe];
   shoal_status_t rc;
@@ -79,7 +75,6 @@ shoal_status_t shoal_ofi_get(void *h, int space, int pe, size_t off, void *dst, 
  * value, for flags that only grow), or the new value. Not marked dirty: quiet owes the application's operations,
  * not the runtime's flags. Otherwise a quiet, then the AMO. */
 static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
-  if (bad_target(space, pe, off, sizeof v)) return shoal_ofi_bad_call("shoal_tl_ofi_signal", space, pe, off, sizeof v);
   if (SHOAL_UNLIKELY(off % sizeof v)) {
     shoal_warn("shoal_tl_ofi_signal: offset %zu on pe %d is not 8-byte aligned", off, pe);
     return SHOAL_ERR_INVAL;
