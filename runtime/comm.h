@@ -85,7 +85,13 @@ typedef struct shoal_tl_ops {
 
 /* The transports, in the order comm.c asks them (runtime/transport/<name>/): shm first (this node's PEs, also
  * reached inline by rma.c and amo.h), then ofi when built. A new transport is one folder and one line of the registry
- * (comm.c). */
+ * (comm.c).
+ *
+ * The shm table's data slots are not called by the runtime: every caller reaches a PE of this node itself (rma.c and
+ * amo.h inline, one add and a memcpy or an __atomic; rma.c's other host spaces and amo.c's off path by delta and
+ * shoal_amo_host; the collectives' copies) and enters the comm layer only for a PE that shoal_space_far places on
+ * another node, so that the node's path gains no call and no branch. shm answers can_reach for the registry; its
+ * data slots are the same load/store path behind the table, called by tests only (tests/coll/test_far.c: signal). */
 extern const shoal_tl_ops_t shoal_tl_shm_ops;
 
 /* Bytes of an AMO type (0 for a value out of range). */

@@ -1,4 +1,4 @@
-/* Unit tests of the libfabric transport (runtime/transport_ofi.c) over tcp;ofi_rxm on loopback: run with
+/* Unit tests of the libfabric transport (runtime/transport/ofi/) over tcp;ofi_rxm on loopback: run with
  * FI_PROVIDER=tcp FI_TCP_IFACE=lo (meson sets both); exit 77 when libfabric has no tcp provider.
  *
  * 2, 3 and 4 forked processes play the PEs over a fake bootstrap (an all-gather through shared memory, as in

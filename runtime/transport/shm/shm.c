@@ -1,7 +1,7 @@
 /* shm.c - the shm transport: PEs whose memory this PE maps (one node): load/store through the delta tables of the
  * spaces (init.c, static.c). rma.c and amo.h inline this same path for the host heap and static data, so a put to such
- * a PE makes no call; the table serves the code that handles every peer alike (the seam's slow path, collectives over
- * teams that mix transports). Device memory is not here: the GPU backend's copies reach it (rma.c). */
+ * a PE makes no call, and the runtime calls none of the data slots below (comm.h says why); can_reach places this
+ * node's PEs for the comm layer. Device memory is not here: the GPU backend's copies reach it (rma.c). */
 #include "comm.h"
 
 static inline void *at(int space, int pe, size_t off, size_t n) {
