@@ -9,11 +9,7 @@
 #include "amo.h"
 #include "ctx.h"
 #include "heap_gpu.h"
-#include "transport.h"
-
-/* A non-fetching op through the transport between nodes needs no round trip: AMO_NOFETCH marks the call sites that
- * ignore the old value (set, add, inc and the bitwise ops without fetch). */
-#define AMO_NOFETCH 0x100
+#include "comm.h"
 
 void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr, size_t size, int pe, bool dev_ok) {
   if (!addr) shoal_fatal(routine, "%s is NULL", arg);
@@ -31,8 +27,19 @@ void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr
  * mapping (shoal_gpu_amo; synchronous, serialized per PE), as NVSHMEM's host-side AMOs on device memory do. */
 static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int op, size_t size, uint64_t v, uint64_t c,
                         int pe) {
+  /* The device backends have an enum of their own (device/ is a leaf): fetch, set, swap, cswap, add, and, or, xor;
+   * a fetching op and its non-fetching form are the same call there. */
+  static const unsigned char gpu_op[SHOAL_TL_AMO_NOPS] = {
+    [SHOAL_TL_AMO_FETCH] = SHOAL_GPU_AMO_FETCH, [SHOAL_TL_AMO_SET] = SHOAL_GPU_AMO_SET,
+    [SHOAL_TL_AMO_SWAP] = SHOAL_GPU_AMO_SWAP,   [SHOAL_TL_AMO_CSWAP] = SHOAL_GPU_AMO_CSWAP,
+    [SHOAL_TL_AMO_INC] = SHOAL_GPU_AMO_ADD,     [SHOAL_TL_AMO_FETCH_INC] = SHOAL_GPU_AMO_ADD,
+    [SHOAL_TL_AMO_ADD] = SHOAL_GPU_AMO_ADD,     [SHOAL_TL_AMO_FETCH_ADD] = SHOAL_GPU_AMO_ADD,
+    [SHOAL_TL_AMO_AND] = SHOAL_GPU_AMO_AND,     [SHOAL_TL_AMO_FETCH_AND] = SHOAL_GPU_AMO_AND,
+    [SHOAL_TL_AMO_OR] = SHOAL_GPU_AMO_OR,       [SHOAL_TL_AMO_FETCH_OR] = SHOAL_GPU_AMO_OR,
+    [SHOAL_TL_AMO_XOR] = SHOAL_GPU_AMO_XOR,     [SHOAL_TL_AMO_FETCH_XOR] = SHOAL_GPU_AMO_XOR};
   uint64_t old = 0;
-  shoal_status_t rc = shoal_gpu_amo(rt, (void *)addr, op, size, v, c, &old, pe);
+  if (op == SHOAL_TL_AMO_INC || op == SHOAL_TL_AMO_FETCH_INC) v = 1;
+  shoal_status_t rc = shoal_gpu_amo(rt, (void *)addr, gpu_op[op], size, v, c, &old, pe);
   if (rc == SHOAL_ERR_NOSYS)
     shoal_fatal(rt, "%s %p is on the device heap, and the %s backend has no host-initiated atomics on device memory",
                 arg, addr, shoal_gpu_ops.name);
@@ -40,53 +47,22 @@ static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int o
   return old;
 }
 
-/* The same operation on host memory p, on the bits of a 4- or 8-byte object (the memory orders of the inline
- * bodies below). */
-#define AMO_HOST(U)                                                                                                    \
-  do {                                                                                                                 \
-    U *q = p, cc = (U)c;                                                                                               \
-    switch (op) {                                                                                                      \
-    case SHOAL_GPU_AMO_FETCH: return __atomic_load_n(q, __ATOMIC_ACQUIRE);                                             \
-    case SHOAL_GPU_AMO_SET: __atomic_store_n(q, (U)v, __ATOMIC_RELEASE); return 0;                                     \
-    case SHOAL_GPU_AMO_SWAP: return __atomic_exchange_n(q, (U)v, __ATOMIC_SEQ_CST);                                    \
-    case SHOAL_GPU_AMO_CSWAP:                                                                                          \
-      __atomic_compare_exchange_n(q, &cc, (U)v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                \
-      return cc;                                                                                                       \
-    case SHOAL_GPU_AMO_ADD: return __atomic_fetch_add(q, (U)v, __ATOMIC_SEQ_CST);                                      \
-    case SHOAL_GPU_AMO_AND: return __atomic_fetch_and(q, (U)v, __ATOMIC_SEQ_CST);                                      \
-    case SHOAL_GPU_AMO_OR: return __atomic_fetch_or(q, (U)v, __ATOMIC_SEQ_CST);                                        \
-    default: return __atomic_fetch_xor(q, (U)v, __ATOMIC_SEQ_CST);                                                     \
-    }                                                                                                                  \
-  } while (0)
-static uint64_t amo_host(void *p, int op, size_t size, uint64_t v, uint64_t c) {
-  if (size == 4) AMO_HOST(uint32_t);
-  AMO_HOST(uint64_t);
-}
-
-/* The transport's op for a GPU_AMO op (with AMO_NOFETCH: the non-fetching form where the spec has one). */
-static int tl_op(int op) {
-  static const unsigned char fetching[] = {SHOAL_TL_AMO_FETCH, SHOAL_TL_AMO_SET, SHOAL_TL_AMO_SWAP, SHOAL_TL_AMO_CSWAP,
-                                           SHOAL_TL_AMO_FETCH_ADD, SHOAL_TL_AMO_FETCH_AND, SHOAL_TL_AMO_FETCH_OR,
-                                           SHOAL_TL_AMO_FETCH_XOR};
-  static const unsigned char plain[] = {SHOAL_TL_AMO_FETCH, SHOAL_TL_AMO_SET, SHOAL_TL_AMO_SWAP, SHOAL_TL_AMO_CSWAP,
-                                        SHOAL_TL_AMO_ADD, SHOAL_TL_AMO_AND, SHOAL_TL_AMO_OR, SHOAL_TL_AMO_XOR};
-  return op & AMO_NOFETCH ? plain[op & 0xff] : fetching[op & 0xff];
-}
-
 /* Everything off the inline path: a PE of another node (the transport), objects in other host spaces, on the device
  * heap, or a fatal error naming rt and arg (a misaligned or NULL addr never reaches the transport). */
 static uint64_t amo_off_path(const char *rt, const char *arg, const void *addr, size_t size, int op, uint64_t v,
                              uint64_t c, int pe, void *tx) {
-  if (addr && !((uintptr_t)addr & (size - 1)) && shoal_space_far(shoal_space_find(addr, size, NULL), pe))
-    return shoal_tl_amo_tx(rt, tx, pe, addr, size, tl_op(op), v, c);
+  size_t off;
+  const shoal_space_t *s;
+  if (addr && !((uintptr_t)addr & (size - 1)) && shoal_space_far(s = shoal_space_find(addr, size, &off), pe))
+    return shoal_comm_amo(rt, tx, pe, s, off, addr, size, op, v, c); /* found once; pe checked by the entry point */
   void *p = shoal_amo_addr_slow(rt, arg, addr, size, pe, true);
-  return p ? amo_host(p, op & 0xff, size, v, c) : amo_dev(rt, arg, addr, op & 0xff, size, v, c, pe);
+  return p ? shoal_amo_host(p, op, size, v, c) : amo_dev(rt, arg, addr, op, size, v, c, pe);
 }
 
 uint64_t shoal_amo_bits(const char *rt, const char *arg, const void *addr, size_t size, int op, uint64_t v, uint64_t c,
                         int pe) {
   void *p;
-  if (shoal_amo_fast(rt, addr, size, pe, &p)) return amo_host(p, op & 0xff, size, v, c);
+  if (shoal_amo_fast(rt, addr, size, pe, &p)) return shoal_amo_host(p, op, size, v, c);
   return amo_off_path(rt, arg, addr, size, op, v, c, pe, NULL);
 }
 
@@ -106,13 +82,8 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
   return b;
 }
 #define AMO_BITS(T, x) ({ T x_ = (T)(x); amo_bits(&x_, sizeof(T)); })
-#define SHOAL_GPU_AMO_SET_NOFETCH (SHOAL_GPU_AMO_SET | AMO_NOFETCH)
-#define SHOAL_GPU_AMO_ADD_NOFETCH (SHOAL_GPU_AMO_ADD | AMO_NOFETCH)
-#define SHOAL_GPU_AMO_AND_NOFETCH (SHOAL_GPU_AMO_AND | AMO_NOFETCH)
-#define SHOAL_GPU_AMO_OR_NOFETCH (SHOAL_GPU_AMO_OR | AMO_NOFETCH)
-#define SHOAL_GPU_AMO_XOR_NOFETCH (SHOAL_GPU_AMO_XOR | AMO_NOFETCH)
 #define AMO_SLOW_CALL(T, arg, OP, v, c, fetch)                                                                         \
-  amo_slow(rt, #arg, arg, sizeof(T), SHOAL_GPU_AMO_##OP, AMO_BITS(T, v), AMO_BITS(T, c), pe, fetch, tx)
+  amo_slow(rt, #arg, arg, sizeof(T), SHOAL_TL_AMO_##OP, AMO_BITS(T, v), AMO_BITS(T, c), pe, fetch, tx)
 /* The slow path's result as a T. */
 #define AMO_SLOW(T, arg, OP, v, c)                                                                                     \
   ({                                                                                                                   \
@@ -161,7 +132,7 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
 /* fetch is written by the CPU: local host memory only. */
 #define AMO_FETCH_OUT()                                                                                                \
   if (SHOAL_UNLIKELY(!fetch)) shoal_fatal(rt, "fetch is NULL");                                                        \
-  if (SHOAL_UNLIKELY((uintptr_t)fetch - shoal_g.space[SHOAL_SPACE_DEVICE].base <                                     \
+  if (SHOAL_UNLIKELY((uintptr_t)fetch - shoal_g.space[SHOAL_SPACE_DEVICE].base <                                       \
                      shoal_g.space[SHOAL_SPACE_DEVICE].size))                                                          \
     shoal_fatal(rt, "fetch %p is on the device heap: the fetched value is stored by the host", (void *)fetch);
 #define B_FETCH(T)                                                                                                     \
@@ -170,7 +141,7 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
   __atomic_load(p, &r, __ATOMIC_ACQUIRE);                                                                              \
   return r;
 #define B_SET(T)                                                                                                       \
-  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, SET_NOFETCH, value, 0, NULL); return; })                                      \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, SET, value, 0, NULL); return; })                                      \
   __atomic_store(p, &value, __ATOMIC_RELEASE);
 #define B_SWAP(T)                                                                                                      \
   AMO_AT(T, dest, return AMO_SLOW(T, dest, SWAP, value, 0);)                                                           \
@@ -182,38 +153,38 @@ static inline uint64_t amo_bits(const void *p, size_t n) {
   __atomic_compare_exchange_n(p, &cond, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                 \
   return cond; /* unchanged on success (== old value), the current value on failure */
 #define B_FADD(T, v)                                                                                                   \
-  AMO_AT(T, dest, return AMO_SLOW(T, dest, ADD, v, 0);)                                                                \
+  AMO_AT(T, dest, return AMO_SLOW(T, dest, FETCH_ADD, v, 0);)                                                          \
   return __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
 #define B_ADD(T, v)                                                                                                    \
-  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, ADD_NOFETCH, v, 0, NULL); return; })                                          \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, ADD, v, 0, NULL); return; })                                          \
   __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
 /* _nbi forms: the old value into *fetch. */
 #define B_FETCH_NBI(T)                                                                                                 \
   AMO_FETCH_OUT()                                                                                                      \
-  AMO_AT(T, source, { (void)AMO_SLOW_CALL(T, source, FETCH, 0, 0, fetch); return; })                                  \
+  AMO_AT(T, source, { (void)AMO_SLOW_CALL(T, source, FETCH, 0, 0, fetch); return; })                                   \
   __atomic_load(p, fetch, __ATOMIC_ACQUIRE);
 #define B_SWAP_NBI(T)                                                                                                  \
   AMO_FETCH_OUT()                                                                                                      \
-  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, SWAP, value, 0, fetch); return; })                                   \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, SWAP, value, 0, fetch); return; })                                    \
   __atomic_exchange(p, &value, fetch, __ATOMIC_SEQ_CST);
 #define B_CSWAP_NBI(T)                                                                                                 \
   AMO_FETCH_OUT()                                                                                                      \
-  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, CSWAP, value, cond, fetch); return; })                               \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, CSWAP, value, cond, fetch); return; })                                \
   __atomic_compare_exchange_n(p, &cond, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                                 \
   *fetch = cond;
 #define B_FADD_NBI(T, v)                                                                                               \
   AMO_FETCH_OUT()                                                                                                      \
-  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, ADD, v, 0, fetch); return; })                                        \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, FETCH_ADD, v, 0, fetch); return; })                                   \
   *fetch = __atomic_fetch_add(p, (T)(v), __ATOMIC_SEQ_CST);
 #define B_BIT(T, op, OPU)                                                                                              \
-  AMO_AT(T, dest, return AMO_SLOW(T, dest, OPU, value, 0);)                                                            \
+  AMO_AT(T, dest, return AMO_SLOW(T, dest, FETCH_##OPU, value, 0);)                                                    \
   return __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
 #define B_BIT_VOID(T, op, OPU)                                                                                         \
-  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, OPU##_NOFETCH, value, 0, NULL); return; })                                     \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, OPU, value, 0, NULL); return; })                                      \
   __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
 #define B_BIT_NBI(T, op, OPU)                                                                                          \
   AMO_FETCH_OUT()                                                                                                      \
-  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, OPU, value, 0, fetch); return; })                                    \
+  AMO_AT(T, dest, { (void)AMO_SLOW_CALL(T, dest, FETCH_##OPU, value, 0, fetch); return; })                             \
   *fetch = __atomic_fetch_##op(p, value, __ATOMIC_SEQ_CST);
 
 #define SHOAL_DEF_AMO_EXT(T, N)                                                                                        \

@@ -52,8 +52,9 @@ static inline __attribute__((always_inline)) void *shoal_amo_addr(const char *ro
 }
 
 /* One AMO on pe's instance of the 4- or 8-byte object addr, values as bits, wherever it is (inline path, another
- * space, the device heap, the transport between nodes); op is a SHOAL_GPU_AMO_* op (gpu.h), optionally | 0x100 when
- * the old value is not wanted. Returns the old value. Fatal on bad addresses (naming rt and arg). */
+ * space, the device heap, the transport between nodes); op is an enum shoal_tl_amo_op (transport.h: the
+ * non-fetching form where the old value is not wanted, which saves a round trip between nodes). Returns the old value
+ * (0 for set and the other non-fetching ops off this node). Fatal on bad addresses (naming rt and arg). */
 uint64_t shoal_amo_bits(const char *rt, const char *arg, const void *addr, size_t size, int op, uint64_t v, uint64_t c,
                         int pe);
 

@@ -8,7 +8,7 @@
  * handle is caught by SHOAL_CHECK_CTX with a one-line error. (A context costs one small allocation for the life of
  * the process.) Live contexts are kept on a list so that shmem_team_destroy can destroy those made on the team. */
 #include "ctx.h"
-#include "transport.h"
+#include "comm.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -57,7 +57,7 @@ static int ctx_new(shmem_team_t team, long options, shmem_ctx_t *ctx) {
   if (!n) return -1;
   *n = (struct ctx_node){.c = {.options = options, .team = team,
                                /* private and serialized: one thread at a time by contract, no lock */
-                               .tl = shoal_tl_ctx_create(!(options & (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED)))}};
+                               .tl = shoal_comm_ctx_create(!(options & (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED)))}};
   pthread_mutex_lock(&live_lock);
   n->prev = live.prev;
   n->next = &live;
@@ -92,7 +92,7 @@ void shmem_ctx_destroy(shmem_ctx_t ctx) {
   pthread_mutex_lock(&live_lock);
   void *tl = ctx_kill((struct ctx_node *)ctx);
   pthread_mutex_unlock(&live_lock);
-  shoal_tl_ctx_destroy(tl); /* after the kill: a racing use of the stale handle fails its check, not here */
+  shoal_comm_ctx_destroy(tl); /* after the kill: a racing use of the stale handle fails its check, not here */
 }
 
 void shoal_ctx_destroy_team(shmem_team_t team) {
@@ -101,7 +101,7 @@ void shoal_ctx_destroy_team(shmem_team_t team) {
   for (struct ctx_node *n = live.next, *next; n != &live; n = next) {
     next = n->next;
     /* A private context belongs to its thread, which must have destroyed it already (spec 1.5): leave it alone. */
-    if (n->c.team == team && !(n->c.options & SHMEM_CTX_PRIVATE)) shoal_tl_ctx_destroy(ctx_kill(n));
+    if (n->c.team == team && !(n->c.options & SHMEM_CTX_PRIVATE)) shoal_comm_ctx_destroy(ctx_kill(n));
   }
   pthread_mutex_unlock(&live_lock);
 }
@@ -111,9 +111,9 @@ void shoal_ctx_fini(void) {
   for (struct ctx_node *n = live.next, *next; n != &live; n = next) {
     next = n->next;
     if (!(n->c.options & SHMEM_CTX_PRIVATE))
-      shoal_tl_ctx_destroy(ctx_kill(n)); /* completes its operations first */
+      shoal_comm_ctx_destroy(ctx_kill(n)); /* completes its operations first */
     else if (n->c.tl) /* the thread's to destroy (spec 1.5); its operations must land before the last barrier */
-      shoal_tl_quiet_tx("shmem_finalize", n->c.tl);
+      shoal_comm_quiet("shmem_finalize", n->c.tl);
   }
   pthread_mutex_unlock(&live_lock);
 }

@@ -315,7 +315,7 @@ void shoal_rt_init(const char *routine, int requested) {
   shoal_wait_init(shoal_g.boot.machine_size > node_cpus()); /* not the affinity: bound PEs see one CPU each */
   if (heap_init(routine)) shoal_fatal(routine, "cannot set up the symmetric heap");
   if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
-  if (shoal_tl_setup(routine)) shoal_fatal(routine, "cannot reach every PE (the line above says why)");
+  if (shoal_comm_setup(routine)) shoal_fatal(routine, "cannot reach every PE (the line above says why)");
   topo_init(routine);
   shoal_g.state = 1; /* the layers set up after this may call RMA */
 }
@@ -341,7 +341,7 @@ void shmem_query_thread(int *provided) {
 /* The reverse of shoal_rt_init, once the layers above are gone: transports (collective), bootstrap, static data,
  * heap. */
 void shoal_rt_fini(void) {
-  shoal_tl_teardown();
+  shoal_comm_teardown();
   shoal_boot_fini(&shoal_g.boot);
   shoal_static_fini();
   heap_fini();

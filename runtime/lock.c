@@ -12,7 +12,7 @@
  * With SHMEM_DEBUG=1 and at most one calling thread per PE (a thread level below SHMEM_THREAD_MULTIPLE), more
  * outstanding tickets than PEs is impossible too. Either stops the job with one line naming the routine and lock. */
 #include "amo.h"
-#include "gpu.h" /* SHOAL_GPU_AMO_* */
+#include "comm.h" /* SHOAL_TL_AMO_* */
 
 _Static_assert(sizeof(long) == sizeof(uint64_t), "the lock word is a 64-bit long");
 
@@ -37,27 +37,27 @@ static inline uint64_t lk(const char *routine, long *lock, int op, uint64_t v, u
 }
 
 void shmem_set_lock(long *lock) {
-  uint64_t old = lk("shmem_set_lock", lock, SHOAL_GPU_AMO_ADD, TICKET_ONE, 0);
+  uint64_t old = lk("shmem_set_lock", lock, SHOAL_TL_AMO_FETCH_ADD, TICKET_ONE, 0);
   if (impossible(old)) bad_word("shmem_set_lock", lock, old);
   uint32_t ticket = next_of(old);
-  SHOAL_WAIT_WHILE(serving_of(lk("shmem_set_lock", lock, SHOAL_GPU_AMO_FETCH, 0, 0)) != ticket);
+  SHOAL_WAIT_WHILE(serving_of(lk("shmem_set_lock", lock, SHOAL_TL_AMO_FETCH, 0, 0)) != ticket);
 }
 
 int shmem_test_lock(long *lock) {
-  uint64_t old = lk("shmem_test_lock", lock, SHOAL_GPU_AMO_FETCH, 0, 0);
+  uint64_t old = lk("shmem_test_lock", lock, SHOAL_TL_AMO_FETCH, 0, 0);
   if (impossible(old)) bad_word("shmem_test_lock", lock, old);
   if (next_of(old) != serving_of(old)) return 1; /* held (or waited for) */
-  return lk("shmem_test_lock", lock, SHOAL_GPU_AMO_CSWAP, old + TICKET_ONE, old) == old ? 0 : 1;
+  return lk("shmem_test_lock", lock, SHOAL_TL_AMO_CSWAP, old + TICKET_ONE, old) == old ? 0 : 1;
 }
 
 void shmem_clear_lock(long *lock) {
   shmem_quiet(); /* the holder's puts and AMOs complete before the next holder enters */
-  uint64_t old = lk("shmem_clear_lock", lock, SHOAL_GPU_AMO_FETCH, 0, 0), upd, got;
+  uint64_t old = lk("shmem_clear_lock", lock, SHOAL_TL_AMO_FETCH, 0, 0), upd, got;
   for (;; old = got) {
     if (impossible(old)) bad_word("shmem_clear_lock", lock, old);
     if (next_of(old) == serving_of(old))
       shoal_fatal("shmem_clear_lock", "lock %p is not held by any PE", (void *)lock);
     upd = (old & ~(uint64_t)UINT32_MAX) | (uint32_t)(serving_of(old) + 1);
-    if ((got = lk("shmem_clear_lock", lock, SHOAL_GPU_AMO_CSWAP, upd, old)) == old) break;
+    if ((got = lk("shmem_clear_lock", lock, SHOAL_TL_AMO_CSWAP, upd, old)) == old) break;
   }
 }

@@ -6,8 +6,7 @@
  * A put-with-signal copies the data into the peer's mapping and then updates the signal with a release atomic. */
 #include "amo.h"
 #include "ctx.h"
-#include "gpu.h" /* SHOAL_GPU_AMO_* */
-#include "transport.h"
+#include "comm.h"
 
 void shoal_p2p_check_slow(const char *routine, const char *arg, const void *addr, size_t size, size_t align) {
   if (!addr) shoal_fatal(routine, "%s is NULL", arg);
@@ -193,11 +192,11 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
 /* Through the transport between nodes: the data, a fence (the provider orders no AMO after RMA), then the signal as
  * a non-fetching atomic. The nbi form leaves the data and the signal to complete at quiet. */
 static __attribute__((noinline, cold)) void put_signal_tl(const char *rt, void *dest, const void *src, size_t nbytes,
-                                                          uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
-                                                          bool nbi, void *tx) {
+                                                          uint64_t *sig_addr, const shoal_space_t *s, size_t off,
+                                                          uint64_t signal, int sig_op, int pe, bool nbi, void *tx) {
   shoal_rma_put_tx(rt, tx, dest, src, nbytes, pe, nbi);
-  shoal_tl_fence_tx(rt, tx);
-  (void)shoal_tl_amo_tx(rt, tx, pe, sig_addr, sizeof(uint64_t),
+  shoal_comm_fence(rt, tx);
+  (void)shoal_comm_amo(rt, tx, pe, s, off, sig_addr, sizeof(uint64_t),
                         sig_op == SHMEM_SIGNAL_SET ? SHOAL_TL_AMO_SET : SHOAL_TL_AMO_ADD, signal, 0);
 }
 
@@ -208,9 +207,11 @@ static void put_signal(const char *rt, void *dest, const void *src, size_t nbyte
     shoal_fatal(rt, "sig_op %d is not SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", sig_op);
   void *q;
   if (SHOAL_UNLIKELY(!shoal_amo_fast(rt, sig_addr, sizeof(uint64_t), pe, &q))) {
+    size_t off;
+    const shoal_space_t *s;
     if (sig_addr && !((uintptr_t)sig_addr & 7) &&
-        shoal_space_far(shoal_space_find(sig_addr, sizeof(uint64_t), NULL), pe)) {
-      put_signal_tl(rt, dest, src, nbytes, sig_addr, signal, sig_op, pe, nbi, tx);
+        shoal_space_far(s = shoal_space_find(sig_addr, sizeof(uint64_t), &off), pe)) {
+      put_signal_tl(rt, dest, src, nbytes, sig_addr, s, off, signal, sig_op, pe, nbi, tx);
       return;
     }
     q = shoal_amo_addr_slow(rt, "sig_addr", sig_addr, sizeof(uint64_t), pe, false);

@@ -1,14 +1,14 @@
 /* rma.c - put/get in every typed, sized and byte form (spec 9.5). To a PE of this node a put is a copy into the
  * peer's heap mapping found with one add (shoal_xlate), and blocking and nbi forms both complete before returning.
  * A PE reached through the transport between nodes fails the inline range check (its heap_lim is 0) and goes
- * through the seam (transport.c): the nbi forms are then non-blocking, complete at quiet. */
+ * through the comm layer (comm.c): the nbi forms are then non-blocking, complete at quiet. */
 #include "shoal.h"
 #if defined(__x86_64__)
 #include <emmintrin.h>
 #endif
 #include "amo.h" /* shoal_in_static */
 #include "ctx.h" /* shoal_ctx_pe: team contexts take team PE numbers */
-#include "transport.h"
+#include "comm.h"
 
 /* PEs of other nodes, and spaces that cannot be addressed by load/store (GPU memory): their put/get, or fatal. */
 static void put_slow(const char *routine, void *dest, const void *src, size_t n, int pe, bool nbi, void *tx) {
@@ -17,7 +17,7 @@ static void put_slow(const char *routine, void *dest, const void *src, size_t n,
   shoal_space_t *s = shoal_space_find(dest, n, &off);
   if (!s) shoal_xlate_slow(dest, n, pe, routine, "dest"); /* fatal, with the reason */
   if (shoal_space_far(s, pe)) {
-    shoal_tl_put_tx(routine, tx, pe, dest, src, n, nbi);
+    shoal_comm_put(routine, tx, pe, s, off, dest, src, n, nbi); /* pe checked by the entry point, bounds by find */
     return;
   }
   if (s->delta && !s->device) {
@@ -34,7 +34,7 @@ static void get_slow(const char *routine, void *dest, const void *src, size_t n,
   shoal_space_t *s = shoal_space_find(src, n, &off);
   if (!s) shoal_xlate_slow(src, n, pe, routine, "source");
   if (shoal_space_far(s, pe)) {
-    shoal_tl_get_tx(routine, tx, pe, src, dest, n, nbi);
+    shoal_comm_get(routine, tx, pe, s, off, src, dest, n, nbi);
     return;
   }
   if (s->delta && !s->device) {

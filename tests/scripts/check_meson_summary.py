@@ -6,7 +6,7 @@ meson-info: sections Backends (cuda, hip, ofi, pmix: each "yes (...)" or "no (re
 (C compiler, buildtype, tests, man pages, install prefix); CUDA yes exactly when libshoal's gpu_kernels.o is built,
 and then its architectures and PTX are the -gencode targets of gpu_kernels.o and of the collectives' library objects,
 and "CUDA tests" is the -arch of tests/gpu's programs; HIP's targets are the --offload-arch of
-libshoal_hip_kernels.so; ofi yes exactly when transport_ofi.c is compiled; prefix and buildtype are meson's options.
+libshoal_hip_kernels.so; ofi yes exactly when runtime/transport/ofi/ is compiled; prefix and buildtype are meson's options.
 """
 import json
 import os
@@ -86,9 +86,9 @@ def main():
         got = re.findall(r'--offload-arch=(\S+)', hip)
         if got != want:
             problems.append(f'libshoal_hip_kernels.so: built for {got}, the summary says {want}')
-    ofi = any(k.endswith('transport_ofi.c.o') for k in cmds)
+    ofi = any(k.endswith('transport_ofi_init.c.o') for k in cmds)  # runtime/transport/ofi/init.c
     if back.get('ofi', '').startswith('yes') != ofi:
-        problems.append(f'ofi: summary says {back.get("ofi")!r}, transport_ofi.c {"is" if ofi else "is not"} built')
+        problems.append(f'ofi: summary says {back.get("ofi")!r}, runtime/transport/ofi/ {"is" if ofi else "is not"} built')
     opts = {o['name']: o['value'] for o in json.load(open(os.path.join(bdir, 'meson-info', 'intro-buildoptions.json')))}
     for k, o in (('install prefix', 'prefix'), ('buildtype', 'buildtype')):
         if build.get(k) != opts.get(o):

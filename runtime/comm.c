@@ -1,0 +1,167 @@
+/* comm.c - the comm layer (issue 12 and 30, docs/design/transport.md): which transport reaches each PE, decided once
+ * at init from an ordered registry, and the calls the runtime's off-path code makes through it.
+ *
+ * A PE whose host heap this PE maps (its node's PEs, unless SHOAL_TRANSPORT=ofi) is reached through shm: inline, by
+ * load/store, in rma.c and amo.h. Any other PE has heap_lim[pe] == 0 (and the static space's lim[pe] == 0), so the
+ * inline range checks fail for it and the off-path code lands here, where tl_of[pe] is the transport between nodes
+ * (libfabric). */
+#include "comm.h"
+
+#include <stdlib.h>
+
+/* The registry: every transport built, in the order they are asked whether they reach a PE. shm first: it reaches
+ * the PEs this PE maps, and rma.c and amo.h reach those inline. A new transport is one line here (and its folder). */
+static const shoal_tl_ops_t *const registry[] = {
+  &shoal_tl_shm_ops,
+#if SHOAL_HAVE_OFI
+  &shoal_tl_ofi_ops,
+#endif
+};
+#define NREG (sizeof registry / sizeof registry[0])
+
+/* shmem_quiet and shmem_fence call these through their hooks, so a job of one node pays no test for them. */
+static void quiet_hook(void) { shoal_comm_quiet("shmem_quiet", NULL); }
+static void fence_hook(void) { shoal_comm_fence("shmem_fence", NULL); }
+
+shoal_status_t shoal_comm_setup(const char *routine) {
+  int n = shoal_g.npes, far = 0;
+  const shoal_tl_ops_t *t = NULL; /* the transport reaching the PEs that shm does not */
+  shoal_g.tl_of = calloc((size_t)n, sizeof *shoal_g.tl_of);
+  if (!shoal_g.tl_of) return SHOAL_ERR_NOMEM;
+  for (int p = 0; p < n; p++) {
+    for (size_t r = 0; r < NREG && !shoal_g.tl_of[p]; r++)
+      if (registry[r]->can_reach(p)) shoal_g.tl_of[p] = registry[r];
+    if (shoal_g.tl_of[p] != registry[0]) far++;
+    if (shoal_g.tl_of[p] && shoal_g.tl_of[p] != registry[0]) t = shoal_g.tl_of[p];
+  }
+  if (!far) return SHOAL_OK;
+  if (!t) {
+    shoal_warn("%s: %d of the job's %d PEs are on other nodes, and this Shoal was built without libfabric (no "
+               "transport between nodes): rebuild with libfabric (meson -Dofi=enabled, Debian's libfabric-dev), or run "
+               "every PE on one node", routine, far, n);
+    return SHOAL_ERR_NOSYS;
+  }
+  const shoal_space_t *st = &shoal_g.space[SHOAL_SPACE_STATIC];
+  shoal_status_t rc = t->reg(SHOAL_SPACE_HEAP, shoal_g.heap_base, shoal_g.heap_size, 0, 0);
+  if (!rc && st->size) rc = t->reg(SHOAL_SPACE_STATIC, (void *)st->base, st->size, 0, 0);
+  if (!rc) rc = t->init(&shoal_g.boot);
+  if (rc) {
+    shoal_warn("%s: %d of the job's %d PEs are not reached through shared memory (%s), and the %s transport cannot "
+               "start (the line above says why)", routine, far, n,
+               shoal_g.boot.local_size < n ? "other nodes" : "SHOAL_TRANSPORT=ofi", t->name);
+    return rc;
+  }
+  shoal_g.tl = t;
+  shoal_quiet_hook = quiet_hook;
+  shoal_fence_hook = fence_hook;
+  /* Every PE's node, for the collectives that go through the node (coll.h, "hierarchy"): a PE maps exactly its
+   * node's PEs, so the lowest PE it maps names the node. */
+  int node = shoal_g.me;
+  for (int p = 0; p < n; p++)
+    if (shoal_g.heap_lim[p]) {
+      node = p;
+      break;
+    }
+  shoal_g.node_of = malloc((size_t)n * sizeof *shoal_g.node_of);
+  if (!shoal_g.node_of) {
+    shoal_warn("%s: out of memory for the table of %d PEs' nodes", routine, n);
+    return SHOAL_ERR_NOMEM;
+  }
+  if (shoal_boot_allgather(&shoal_g.boot, &node, shoal_g.node_of, sizeof node)) {
+    shoal_warn("%s: the all-gather of every PE's node failed", routine);
+    return SHOAL_ERR_IO;
+  }
+  SHOAL_DEBUG(SHOAL_SUB_OFI, "%d PEs through shm, %d through %s", n - far, far, t->name);
+  return SHOAL_OK;
+}
+
+void shoal_comm_teardown(void) {
+  if (shoal_g.tl) {
+    shoal_g.tl->quiet(NULL);           /* this PE's writes have left (the last barrier's signals were awaited) ... */
+    shoal_boot_barrier(&shoal_g.boot); /* ... everywhere: no PE reads or writes another any more */
+    shoal_g.tl->fini();
+    shoal_g.tl = NULL;
+    shoal_quiet_hook = shoal_fence_hook = NULL;
+  }
+  free(shoal_g.tl_of);
+  free(shoal_g.node_of);
+  shoal_g.tl_of = NULL;
+  shoal_g.node_of = NULL;
+}
+
+shoal_space_t *shoal_comm_space(const char *routine, const char *arg, const void *sym, size_t n, size_t *off) {
+  shoal_space_t *s = shoal_space_find(sym, n ? n : 1, off);
+  if (!s) shoal_xlate_slow(sym, n, shoal_g.me, routine, arg); /* fatal, with the reason */
+  return s;
+}
+
+/* The device heap of a PE of another node: no transport reaches it (no FI_HMEM path); fatal, naming arg. */
+static _Noreturn __attribute__((cold)) void device_far(const char *routine, const char *arg, const void *sym) {
+  shoal_fatal(routine, "%s %p is on the device heap, which PEs of other nodes do not reach (no FI_HMEM path)", arg,
+              sym);
+}
+
+static _Noreturn __attribute__((cold)) void failed(const char *routine, const char *what, size_t n, int pe) {
+  shoal_fatal(routine, "%s of %zu bytes with PE %d through %s failed (the line above says why)", what, n, pe,
+              shoal_g.tl_of[pe]->name);
+}
+
+void shoal_comm_put(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, void *sym,
+                    const void *src, size_t n, bool nbi) {
+  if (!n) return;
+  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "dest", sym);
+  const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+  if (t->put(ep, (int)(s - shoal_g.space), pe, off, src, n, nbi)) failed(routine, "put", n, pe);
+}
+
+void shoal_comm_get(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, const void *sym,
+                    void *dst, size_t n, bool nbi) {
+  if (!n) return;
+  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "source", sym);
+  const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+  if (t->get(ep, (int)(s - shoal_g.space), pe, off, dst, n, nbi)) failed(routine, "get", n, pe);
+}
+
+uint64_t shoal_comm_amo(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, const void *sym,
+                        size_t size, int op, uint64_t v, uint64_t c) {
+  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "dest", sym);
+  const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  bool fetching = op == SHOAL_TL_AMO_FETCH || op == SHOAL_TL_AMO_SWAP || op == SHOAL_TL_AMO_CSWAP ||
+                  op == SHOAL_TL_AMO_FETCH_INC || op == SHOAL_TL_AMO_FETCH_ADD || op == SHOAL_TL_AMO_FETCH_AND ||
+                  op == SHOAL_TL_AMO_FETCH_OR || op == SHOAL_TL_AMO_FETCH_XOR;
+  uint64_t old = 0;
+  int type = size == 4 ? SHOAL_TL_UINT32 : SHOAL_TL_UINT64;
+  __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+  if (t->amo(ep, (int)(s - shoal_g.space), pe, off, op, type, &v, &c, fetching ? &old : NULL))
+    failed(routine, "atomic", size, pe);
+  return old;
+}
+
+void shoal_comm_signal(const char *routine, int pe, void *sym, uint64_t v) {
+  size_t off;
+  const shoal_space_t *s = shoal_comm_space(routine, "flag", sym, sizeof v, &off);
+  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "flag", sym);
+  const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+  if (t->signal((int)(s - shoal_g.space), pe, off, v)) failed(routine, "signal", sizeof v, pe);
+}
+
+void *shoal_comm_ctx_create(bool shared) {
+  void *ep = NULL;
+  if (shoal_g.tl && shoal_g.tl->ctx_create(shared, &ep)) ep = NULL; /* the default endpoint serves it */
+  return ep;
+}
+
+void shoal_comm_ctx_destroy(void *ep) {
+  if (ep && shoal_g.tl) shoal_g.tl->ctx_destroy(ep);
+}
+
+void shoal_comm_fence(const char *routine, void *ep) {
+  if (shoal_g.tl && shoal_g.tl->fence(ep)) shoal_fatal(routine, "fence through %s failed", shoal_g.tl->name);
+}
+
+void shoal_comm_quiet(const char *routine, void *ep) {
+  if (shoal_g.tl && shoal_g.tl->quiet(ep)) shoal_fatal(routine, "quiet through %s failed", shoal_g.tl->name);
+}

@@ -1,0 +1,195 @@
+/* amo.c - the libfabric transport: see ofi.h */
+#include "ofi.h"
+
+/* ---- the fallback AMO: the target's part (the arithmetic: shoal_amo_host, comm.h) ---- */
+
+/* Sends from inside progress: retry with progress of the transmit side only (never the receive CQ: no recursion). */
+static ssize_t send_msg(const amo_msg_t *m, int pe) {
+  ssize_t r;
+  while ((r = fi_inject(shoal_ofi.ep, m, sizeof *m, shoal_ofi.addr[pe])) == -FI_EAGAIN)
+    fi_cntr_read(shoal_ofi.t0.wcntr);
+  return r;
+}
+
+void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
+  const char *bad = len != sizeof *m ? "wrong length" : m->token != shoal_ofi.token ? "wrong token"
+                    : m->kind != MSG_REQ && m->kind != MSG_REP ? "unknown kind"
+                    : m->kind == MSG_REQ && (m->pe < 0 || m->pe >= shoal_ofi.npes) ? "no such sender" : NULL;
+  if (bad) {
+    shoal_ofi_drop(bad, len);
+    return;
+  }
+  if (m->kind == MSG_REQ) {
+    amo_msg_t rep = {.kind = MSG_REP, .id = m->id, .token = shoal_ofi.rtoken[m->pe]};
+    const region_t *r = m->space < SHOAL_SPACE_MAX ? &shoal_ofi.reg[m->space] : NULL;
+    if ((m->id & 0xff) >= NWAIT) {
+      shoal_ofi_drop("no such waiter", len);
+      return;
+    }
+    struct done *d = &shoal_ofi.done[(size_t)m->pe * NWAIT + (m->id & 0xff)];
+    pthread_mutex_lock(&shoal_ofi.exec_mu);
+    int64_t age = (int64_t)((m->id >> 8) - (d->id >> 8)); /* under the lock: the other thread may handle a repeat */
+    if (age < 0) { /* an older request sent again: its requester has its answer already */
+      pthread_mutex_unlock(&shoal_ofi.exec_mu);
+      return;
+    }
+    if (age == 0 && d->id == m->id) { /* sent again: the same answer, not done twice */
+      rep.operand = d->value, rep.op = d->status;
+    } else if (!r || !r->mr || r->gpu_kind || (m->size != 4 && m->size != 8) || m->op >= SHOAL_TL_AMO_NOPS ||
+               m->off > r->len || m->size > r->len - m->off || m->off % m->size) {
+      rep.op = 1; /* refused */
+    } else {
+      void *p = (char *)r->base + m->off;
+      rep.operand = shoal_amo_host(p, m->op, m->size, m->operand, m->compare);
+    }
+    d->id = m->id, d->value = rep.operand, d->status = rep.op;
+    pthread_mutex_unlock(&shoal_ofi.exec_mu);
+    ssize_t e = send_msg(&rep, m->pe);
+    if (e) shoal_ofi_fail("fi_inject", e);
+  } else if (m->kind == MSG_REP) {
+    unsigned slot = (unsigned)(m->id & 0xff);
+    if (slot >= NWAIT) return;
+    waiter_t *w = &shoal_ofi.waiters[slot];
+    /* A request sent again can be answered twice, and the PE or its progress thread may take either answer: claim
+     * the slot (1 -> 4) and check its generation after the claim, so that a late answer never fills the slot's
+     * next request. */
+    uint32_t waiting = 1;
+    if (!atomic_compare_exchange_strong(&w->state, &waiting, 4)) return;
+    if (atomic_load(&w->gen) != m->id >> 8) {
+      atomic_store_explicit(&w->state, 1, memory_order_release);
+      return;
+    }
+    w->value = m->operand;
+    w->status = m->op ? SHOAL_ERR_INVAL : SHOAL_OK;
+    atomic_store_explicit(&w->state, 2, memory_order_release);
+  }
+}
+
+/* ---- AMOs ---- */
+static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,
+                                   void *fetch) {
+  if (!shoal_ofi.fallback_ok) {
+    shoal_warn("fi_atomic: %s has no native %s on this type and no room for the message fallback (inject_size %zu)",
+               shoal_ofi.info->fabric_attr->prov_name, amo_ops[op].name, shoal_ofi.inject_size);
+    return SHOAL_ERR_NOSYS;
+  }
+  waiter_t *w = NULL;
+  for (unsigned i = 0;; i = (i + 1) % NWAIT) {
+    uint32_t free_ = 0;
+    if (atomic_compare_exchange_weak(&shoal_ofi.waiters[i].state, &free_, 3)) { /* 3: no answer may claim it yet */
+      w = &shoal_ofi.waiters[i];
+      break;
+    }
+    if (i == NWAIT - 1) shoal_ofi_progress_once();
+  }
+  uint64_t gen = (atomic_load(&w->gen) + 1) & ((1ull << 56) - 1);
+  atomic_store(&w->gen, gen ? gen : 1); /* generation 0 is that of a target's empty record */
+  atomic_store_explicit(&w->state, 1, memory_order_release);
+  amo_msg_t m = {.kind = MSG_REQ, .op = (uint8_t)op, .size = (uint8_t)size, .space = (uint8_t)space, .pe = shoal_ofi.me,
+                 .off = off, .operand = v, .compare = c,
+                 .id = (uint64_t)(w - shoal_ofi.waiters) | atomic_load(&w->gen) << 8, .token = shoal_ofi.rtoken[pe]};
+  ssize_t r;
+  /* A full transmit queue (behind a dead link, say): progress and the watch while it drains. */
+  while ((r = fi_inject(shoal_ofi.ep, &m, sizeof m, shoal_ofi.addr[pe])) == -FI_EAGAIN) shoal_ofi_progress_once();
+  if (r) {
+    atomic_store(&w->state, 0);
+    return shoal_ofi_fail("fi_inject", r);
+  }
+  /* Answers land in the receive CQ, which the progress thread reads too: poll it here rather than wait for that
+   * thread's wake-up (whoever reads the answer fills w). */
+  shoal_wait_t ws = {0};
+  int64_t t0 = now_ns(), last = t0, resend = t0 + RESEND_NS, rto = RESEND_NS;
+  for (unsigned spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != 2; spins++) {
+    if (shoal_ofi.thread_on) note_poll();
+    if (spins % WAIT_POLLS == 0) {
+      shoal_ofi_watch();
+      int64_t now = now_ns();
+      if (now - last > shoal_ofi_watch_timeout_ns() / 4)
+        t0 += now - last; /* this PE was stopped (a suspended job): not the peer */
+      last = now;
+      if (now > resend) { /* the request or its answer may be lost (net: none posted): again, same id */
+        while ((r = fi_inject(shoal_ofi.ep, &m, sizeof m, shoal_ofi.addr[pe])) == -FI_EAGAIN) shoal_ofi_progress_once();
+        if (r) {
+          atomic_store(&w->state, 0);
+          return shoal_ofi_fail("fi_inject", r);
+        }
+        rto = rto * 2 < RESEND_MAX_NS ? rto * 2 : RESEND_MAX_NS;
+        resend = now + rto;
+      }
+      /* Unanswered for the timeout, resends and all (a dead link, or messages lost again and again): a line and the
+       * end of the job, as the watch's, not a silent hang. */
+      if (shoal_ofi_watch_timeout_ns() && now - t0 > shoal_ofi_watch_timeout_ns())
+        shoal_fatal("ofi", "PE %d did not answer for %.1f s (a %s request of the message fallback: link down, the PE "
+                    "stopped or gone, or the message lost; SHOAL_OFI_TIMEOUT=%lld): ending the job", pe,
+                    (double)(now - t0) / 1e9, amo_ops[op].name, (long long)(shoal_ofi_watch_timeout_ns() / 1000000000));
+    }
+    shoal_ofi_rx_poll();
+    wait_backoff(&ws, spins);
+  }
+  shoal_status_t rc = w->status;
+  uint64_t old = w->value;
+  atomic_store_explicit(&w->state, 0, memory_order_release);
+  if (rc) {
+    shoal_warn("fi_atomic: pe %d refused the %s at offset %zu of space %d", pe, amo_ops[op].name, off, space);
+    return rc;
+  }
+  if (fetch) memcpy(fetch, &old, size); /* little-endian: the low bytes */
+  return SHOAL_OK;
+}
+
+shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,
+                                 const void *compare, void *fetch) {
+  if (SHOAL_UNLIKELY((unsigned)op >= SHOAL_TL_AMO_NOPS || (unsigned)type >= SHOAL_TL_NTYPES ||
+                     !(amo_ops[op].cls & amo_types[type].cls))) {
+    shoal_warn("shoal_tl_ofi_amo: op %d on type %d is no AMO of spec 9.8", op, type);
+    return SHOAL_ERR_INVAL;
+  }
+  size_t size = amo_types[type].size;
+  int kind = amo_ops[op].kind;
+  bool needs_operand = op != SHOAL_TL_AMO_FETCH && op != SHOAL_TL_AMO_INC && op != SHOAL_TL_AMO_FETCH_INC;
+  if (SHOAL_UNLIKELY((needs_operand && !operand) || (kind == K_CMP && !compare) || (kind != K_WRITE && !fetch) ||
+                     off % size)) {
+    shoal_warn("shoal_tl_ofi_amo: %s of %s at offset %zu: %s", amo_ops[op].name, amo_types[type].name, off,
+               off % size ? "misaligned" : "operand, compare or fetch missing");
+    return SHOAL_ERR_INVAL;
+  }
+  uint64_t v = 0, c = 0;
+  if (op == SHOAL_TL_AMO_INC || op == SHOAL_TL_AMO_FETCH_INC) v = 1; /* little-endian: 1 in the low bytes */
+  else if (needs_operand) memcpy(&v, operand, size);
+  if (kind == K_CMP) memcpy(&c, compare, size);
+  shoal_status_t rc;
+  if (SHOAL_UNLIKELY(t->fence_w || t->fence_a) && (rc = shoal_ofi_fence_before(t, true, !shoal_ofi.native[type])))
+    return rc;
+  if (!shoal_ofi.native[type]) return amo_fallback(space, pe, off, op, size, v, c, fetch);
+
+  uint64_t raddr = shoal_ofi.rbase[space][pe] + off, key = shoal_ofi.rkey[space][pe];
+  enum fi_datatype dt = amo_types[type].dt;
+  if (kind == K_WRITE) {
+    struct fi_ioc iov = {&v, 1};
+    struct fi_rma_ioc riov = {raddr, 1, key};
+    struct fi_msg_atomic msg = {.msg_iov = &iov, .iov_count = 1, .addr = shoal_ofi.addr[pe], .rma_iov = &riov,
+                                .rma_iov_count = 1, .datatype = dt, .op = amo_ops[op].op};
+    POST(t, "fi_atomic", fi_atomicmsg(t->ep, &msg, FI_INJECT | FI_DELIVERY_COMPLETE));
+    atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+    t->amo_out = true;
+    return SHOAL_OK;
+  }
+  uint64_t old = 0;
+  if (kind == K_FETCH)
+    POST(t, "fi_fetch_atomic", fi_fetch_atomic(t->ep, &v, 1, NULL, &old, NULL, shoal_ofi.addr[pe], raddr, key, dt,
+                                               amo_ops[op].op, NULL));
+  else
+    POST(t, "fi_compare_atomic", fi_compare_atomic(t->ep, &v, 1, NULL, &c, NULL, &old, NULL, shoal_ofi.addr[pe], raddr,
+                                                   key, dt, FI_CSWAP, NULL));
+  atomic_fetch_add_explicit(&t->r_issued, 1, memory_order_relaxed);
+  rc = WAIT_R(t);
+  if (!rc) memcpy(fetch, &old, size);
+  return rc;
+}
+
+/* On ep, a context's endpoint (shoal_ofi_ctx_create), or NULL for the default context's. */
+shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
+                             const void *compare, void *fetch) {
+  txep_t *t = ep ? ep : &shoal_ofi.t0;
+  MT(t, shoal_ofi_amo_common(t, space, pe, off, op, type, operand, compare, fetch));
+}

@@ -1,0 +1,85 @@
+/* ctx.c - the libfabric transport: see ofi.h */
+#include "ofi.h"
+
+/* ---- contexts: an endpoint each (spec 9.4; SOS gives each context a transmit context of its own) ----
+ * It only issues: it shares the domain, the address vector and the memory keys (registered on the domain; a provider
+ * with FI_MR_ENDPOINT binds them to the main endpoint, which is the only one that is ever a target) and has its own
+ * transmit CQ and counters, so that its quiet waits for its own operations and a private context takes no lock.
+ * Fallback AMOs still go through the main endpoint (their answers land there); shoal_ofi_fence_before orders them. */
+static pthread_mutex_t txs_mu = PTHREAD_MUTEX_INITIALIZER;
+/* A context's endpoint moves only when called (manual progress): a PE's waits (shoal_ofi_progress) and the progress
+ * thread drive every one, or a context's nbi data queued behind a full socket would wait for that context's next call
+ * (a flag after it, waited for by a peer, never arriving). Any thread may: the domain is FI_THREAD_SAFE. */
+void shoal_ofi_tx_progress_all(void) {
+  if (pthread_mutex_trylock(&txs_mu)) return; /* one driver at a time is enough */
+  for (txep_t *t = shoal_ofi.txs.next; t && t != &shoal_ofi.txs; t = t->next) fi_cntr_read(t->wcntr);
+  pthread_mutex_unlock(&txs_mu);
+}
+void shoal_ofi_tx_close(txep_t *t) {
+  pthread_mutex_lock(&txs_mu);
+  if (t->next) {
+    t->prev->next = t->next, t->next->prev = t->prev;
+    atomic_fetch_sub(&shoal_ofi.ntx, 1);
+  }
+  pthread_mutex_unlock(&txs_mu);
+  shoal_ofi_close_fid(&t->ep);
+  shoal_ofi_close_fid(&t->wcntr);
+  shoal_ofi_close_fid(&t->rcntr);
+  shoal_ofi_close_fid(&t->txcq);
+  free((void *)t->dirty);
+  pthread_mutex_destroy(&t->mu);
+  free(t);
+}
+
+shoal_status_t shoal_ofi_ctx_create(bool shared, void **out) {
+  *out = NULL;
+  if (SHOAL_UNLIKELY(!shoal_ofi.up)) return shoal_ofi_bad_call("shoal_tl_ofi_ctx_create", 0, 0, 0, 0);
+  txep_t *t = calloc(1, sizeof *t);
+  if (!t) return SHOAL_ERR_NOMEM;
+  pthread_mutex_init(&t->mu, NULL);
+  t->lock = shoal_ofi.mt && shared;
+  int ret = 0;
+  const char *what = "calloc";
+  struct fi_cq_attr txa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
+  struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+  if (!(t->dirty = calloc((size_t)shoal_ofi.npes, sizeof *t->dirty))) goto fail;
+  if ((ret = fi_cq_open(shoal_ofi.domain, &txa, &t->txcq, NULL)) ||
+      (ret = fi_cntr_open(shoal_ofi.domain, &ca, &t->wcntr, NULL)) ||
+      (ret = fi_cntr_open(shoal_ofi.domain, &ca, &t->rcntr, NULL))) {
+    what = t->txcq ? "fi_cntr_open" : "fi_cq_open";
+    goto fail;
+  }
+  what = "fi_endpoint";
+  if ((ret = fi_endpoint(shoal_ofi.domain, shoal_ofi.info, &t->ep, NULL))) goto fail;
+  what = "fi_ep_bind";
+  if ((ret = fi_ep_bind(t->ep, &shoal_ofi.av->fid, 0)) ||
+      /* receive side too: rxm refuses an endpoint without one; nothing is posted there, nothing arrives */
+      (ret = fi_ep_bind(t->ep, &t->txcq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) ||
+      (ret = fi_ep_bind(t->ep, &t->wcntr->fid, FI_WRITE)) || (ret = fi_ep_bind(t->ep, &t->rcntr->fid, FI_READ)))
+    goto fail;
+  what = "fi_enable";
+  if ((ret = fi_enable(t->ep))) goto fail;
+  pthread_mutex_lock(&txs_mu);
+  if (!shoal_ofi.txs.next) shoal_ofi.txs.next = shoal_ofi.txs.prev = &shoal_ofi.txs;
+  t->next = &shoal_ofi.txs, t->prev = shoal_ofi.txs.prev;
+  shoal_ofi.txs.prev->next = t, shoal_ofi.txs.prev = t;
+  atomic_fetch_add(&shoal_ofi.ntx, 1);
+  pthread_mutex_unlock(&txs_mu);
+  *out = t;
+  return SHOAL_OK;
+fail:
+  /* Not fatal: the context shares the main endpoint instead (correct, only not separate). */
+  SHOAL_DEBUG(SHOAL_SUB_OFI, "%s: %s: the context shares the main endpoint", what,
+              ret ? fi_strerror(-ret) : "no memory");
+  shoal_ofi_tx_close(t);
+  return ret ? SHOAL_ERR_IO : SHOAL_ERR_NOMEM;
+}
+
+void shoal_ofi_ctx_destroy(void *h) {
+  txep_t *t = h;
+  if (!t) return;
+  /* shmem_ctx_destroy quiets first; this only drains what a failure left (the failure had its line) */
+  if (shoal_ofi.up && shoal_ofi_quiet_common(t))
+    shoal_warn("shoal_tl_ofi_ctx_destroy: the context's operations did not complete");
+  shoal_ofi_tx_close(t);
+}

@@ -1,0 +1,285 @@
+/* ofi.h - the libfabric transport's state, shared by the files of this folder (issue 12; docs/design/transport.md):
+ * init.c (getinfo, domain, AV, memory keys, trust), rma.c, amo.c (native and the message fallback), progress.c
+ * (progress thread, watch, CQs, quiet and fence), ctx.c (context endpoints). One RDM endpoint with FI_RMA, FI_ATOMIC
+ * and FI_MSG; the regions given to reg registered and their keys and bases exchanged at init, so that the
+ * remote address of (space, pe, off) is one add: rbase[space][pe] + off.
+ *
+ * Completion. Two counters: every write (put, non-fetching AMO) counts on wcntr when locally complete, every read
+ * (get, fetching AMO, flush) on rcntr; blocking calls wait for their counter to reach what was issued. Remote
+ * completion, for quiet: a provider's write completion may be only transmit-complete (tcp: the bytes are in the
+ * socket), so quiet reads one byte back from every PE written since the last quiet: the provider's FI_ORDER_RMA_RAW
+ * makes that read complete after the writes before it. Without RMA_RAW every write asks for FI_DELIVERY_COMPLETE
+ * instead. Non-fetching AMOs always ask for FI_DELIVERY_COMPLETE (no read ordering between AMOs and RMA reads).
+ *
+ * AMOs. A type is done natively (fi_atomic, fi_fetch_atomic, fi_compare_atomic) when fi_query_atomic says yes for
+ * every op the spec has on it, else every op on it goes through the message fallback: a 48-byte request that the
+ * target performs with __atomic builtins and answers. One route per type keeps AMOs on one object mutually atomic.
+ *
+ * Progress. With FI_PROGRESS_MANUAL data progress (tcp;ofi_rxm) nothing moves at a target that makes no libfabric
+ * call, and a PE may be computing while peers put to it. So a thread waits on the receive CQ's fd, which also wakes
+ * on the endpoint's sockets: it runs the provider's progress when bytes arrive and answers fallback AMOs, and uses
+ * no CPU while the wire is idle. Every blocking call and every wait of the PE progresses the endpoint itself
+ * (fi_cntr_read, fi_cq_read), and while the PE does, the thread stands back: it sleeps, looks again after
+ * PT_HOLD_NS, doubling up to PT_HOLD_MAX_NS, and goes back to the fd once the PE has stopped polling. Two threads
+ * driving one endpoint on one core (a bound PE) cost a wake-up and a lock hand-off per message: 1.5-3x the latency
+ * of one on tcp loopback (docs/design/transport.md). OSSS-UCX backs its progress thread off in the same spirit. */
+#ifndef SHOAL_TRANSPORT_OFI_H
+#define SHOAL_TRANSPORT_OFI_H
+#include "comm.h"
+#include "gpu.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#define OFI_API FI_VERSION(1, 10) /* FI_HMEM and fi_mr_attr.iface */
+#define ADDR_MAX 240              /* bytes of an endpoint name (sockaddr_in6: 28; verbs, cxi, efa: under 64) */
+#define NRECV 1024                /* fallback AMO messages in flight towards one PE: libfabric's net provider loses a
+                                     message that finds no receive posted (seen: a stranger's flood of 10,000 junk
+                                     messages against 64 buffers stalled a PE's AMO 3 times in 8 runs; 0 in 10
+                                     with 1024). 48 KiB; each PE has one blocking AMO in flight per thread */
+#define NWAIT 64                  /* fallback AMOs in flight from one PE (one per thread) */
+#define RESEND_NS 200000000L      /* a fallback request unanswered this long is sent again (the target answers a */
+#define RESEND_MAX_NS 1600000000L /* request it saw again from its record), doubling up to this */
+#define PT_HOLD_NS 200000L        /* the progress thread's first look again at whether the PE still polls ... */
+#define PT_HOLD_MAX_NS 2000000L   /* ... doubling while it does, up to this: the longest a peer's operation waits
+                                     for the thread after the PE stops polling (more often costs a bound PE 20-30%
+                                     of its latency on tcp loopback: each look is a timer wake-up on its core) */
+
+/* ---- AMO ops and types ---- */
+enum { CLS_EXT = 1, CLS_STD = 2, CLS_BIT = 4 };
+enum { K_WRITE, K_FETCH, K_CMP };
+static const struct { enum fi_op op; unsigned char kind, cls; const char *name; } amo_ops[SHOAL_TL_AMO_NOPS] = {
+  [SHOAL_TL_AMO_FETCH] = {FI_ATOMIC_READ, K_FETCH, CLS_EXT, "fetch"},
+  [SHOAL_TL_AMO_SET] = {FI_ATOMIC_WRITE, K_WRITE, CLS_EXT, "set"},
+  [SHOAL_TL_AMO_SWAP] = {FI_ATOMIC_WRITE, K_FETCH, CLS_EXT, "swap"},
+  [SHOAL_TL_AMO_CSWAP] = {FI_CSWAP, K_CMP, CLS_STD, "compare_swap"},
+  [SHOAL_TL_AMO_INC] = {FI_SUM, K_WRITE, CLS_STD, "inc"},
+  [SHOAL_TL_AMO_FETCH_INC] = {FI_SUM, K_FETCH, CLS_STD, "fetch_inc"},
+  [SHOAL_TL_AMO_ADD] = {FI_SUM, K_WRITE, CLS_STD, "add"},
+  [SHOAL_TL_AMO_FETCH_ADD] = {FI_SUM, K_FETCH, CLS_STD, "fetch_add"},
+  [SHOAL_TL_AMO_AND] = {FI_BAND, K_WRITE, CLS_BIT, "and"},
+  [SHOAL_TL_AMO_FETCH_AND] = {FI_BAND, K_FETCH, CLS_BIT, "fetch_and"},
+  [SHOAL_TL_AMO_OR] = {FI_BOR, K_WRITE, CLS_BIT, "or"},
+  [SHOAL_TL_AMO_FETCH_OR] = {FI_BOR, K_FETCH, CLS_BIT, "fetch_or"},
+  [SHOAL_TL_AMO_XOR] = {FI_BXOR, K_WRITE, CLS_BIT, "xor"},
+  [SHOAL_TL_AMO_FETCH_XOR] = {FI_BXOR, K_FETCH, CLS_BIT, "fetch_xor"},
+};
+#define DT_S(T) (sizeof(T) == 4 ? FI_INT32 : FI_INT64)
+#define DT_U(T) (sizeof(T) == 4 ? FI_UINT32 : FI_UINT64)
+#define STD_CLS (CLS_EXT | CLS_STD)
+#define BIT_CLS (CLS_EXT | CLS_STD | CLS_BIT)
+static const struct { enum fi_datatype dt; unsigned char size, cls; const char *name; } amo_types[SHOAL_TL_NTYPES] = {
+  [SHOAL_TL_INT] = {DT_S(int), sizeof(int), STD_CLS, "int"},
+  [SHOAL_TL_LONG] = {DT_S(long), sizeof(long), STD_CLS, "long"},
+  [SHOAL_TL_LONGLONG] = {DT_S(long long), sizeof(long long), STD_CLS, "long long"},
+  [SHOAL_TL_UINT] = {DT_U(unsigned), sizeof(unsigned), BIT_CLS, "unsigned int"},
+  [SHOAL_TL_ULONG] = {DT_U(unsigned long), sizeof(unsigned long), BIT_CLS, "unsigned long"},
+  [SHOAL_TL_ULONGLONG] = {DT_U(unsigned long long), sizeof(unsigned long long), BIT_CLS, "unsigned long long"},
+  [SHOAL_TL_INT32] = {FI_INT32, 4, BIT_CLS, "int32_t"},
+  [SHOAL_TL_INT64] = {FI_INT64, 8, BIT_CLS, "int64_t"},
+  [SHOAL_TL_UINT32] = {FI_UINT32, 4, BIT_CLS, "uint32_t"},
+  [SHOAL_TL_UINT64] = {FI_UINT64, 8, BIT_CLS, "uint64_t"},
+  [SHOAL_TL_SIZE] = {DT_U(size_t), sizeof(size_t), STD_CLS, "size_t"},
+  [SHOAL_TL_PTRDIFF] = {DT_S(ptrdiff_t), sizeof(ptrdiff_t), STD_CLS, "ptrdiff_t"},
+  [SHOAL_TL_FLOAT] = {FI_FLOAT, sizeof(float), CLS_EXT, "float"},
+  [SHOAL_TL_DOUBLE] = {FI_DOUBLE, sizeof(double), CLS_EXT, "double"},
+};
+
+/* The fallback's wire format: a request (kind REQ) and its answer (kind REP, operand = old value, op = status).
+ * token: the receiver's secret (each PE draws one at init and tells only the job's PEs, through the bootstrap): a
+ * message whose token, length or fields are wrong is dropped and counted before anything is read or written. */
+enum { MSG_REQ = 1, MSG_REP = 2 };
+typedef struct amo_msg {
+  uint8_t kind, op, size, space;
+  int32_t pe; /* the requester */
+  uint64_t off, operand, compare;
+  uint64_t id; /* the requester's waiter: slot | generation << 8 */
+  uint64_t token;
+} amo_msg_t;
+typedef struct waiter {
+  _Atomic uint32_t state; /* 0 free, 3 being set up, 1 waiting, 4 being answered, 2 answered */
+  _Atomic uint64_t gen; /* 56 bits travel in the id: never wraps in a job's life */
+  int32_t status;
+  uint64_t value;
+} waiter_t;
+
+/* What one PE tells the others at init. */
+typedef struct wire {
+  char prov[32]; /* the provider's name: every PE must run the same one */
+  uint64_t addrlen;
+  uint8_t addr[ADDR_MAX];
+  uint64_t key[SHOAL_SPACE_MAX], base[SHOAL_SPACE_MAX], len[SHOAL_SPACE_MAX];
+  uint64_t token; /* what this PE's fallback messages must carry */
+} wire_t;
+
+typedef struct region {
+  void *base;
+  size_t len;
+  int gpu_kind, gpu_dev;
+  struct fid_mr *mr;
+} region_t;
+
+/* What one issuing endpoint keeps: the main one (shoal_ofi.t0, which also receives) and one per context made with an
+ * endpoint of its own (shoal_ofi_ctx_create). Quiet and fence act on one of these: a context's operations only. */
+typedef struct txep {
+  struct fid_ep *ep;
+  struct fid_cq *txcq;
+  struct fid_cntr *wcntr, *rcntr;
+  bool lock;             /* serialize callers (SHMEM_THREAD_MULTIPLE, unless the context is private) */
+  bool amo_out;          /* non-fetching AMOs issued since the last quiet (delivery complete: done once counted) */
+  bool wbuf_out;         /* nbi writes (not inject) issued since the last wait for the writes: their sources busy */
+  bool fence_w, fence_a; /* a fence is pending over the puts (w) or the non-fetching AMOs (a) before it */
+  pthread_mutex_t mu;
+  _Atomic uint64_t w_issued, r_issued, w_err, r_err;
+  _Atomic uint8_t *dirty; /* [npes]: written since the last flush */
+  _Atomic bool dirty_any;
+  char flush_byte[SHOAL_CACHELINE];
+  struct txep *prev, *next; /* context endpoints: on shoal_ofi.txs, for fini */
+} txep_t;
+
+extern struct shoal_ofi_state {
+  bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt, lazy_fence;
+  int me, npes, wait_fd; /* wait_fd: the receive CQ's, or -1 */
+  region_t reg[SHOAL_SPACE_MAX];
+  struct fi_info *info;
+  struct fid_fabric *fabric;
+  struct fid_domain *domain;
+  struct fid_av *av;
+  struct fid_ep *ep; /* t0.ep: receives the fallback's messages */
+  struct fid_cq *rxcq;
+  txep_t t0;
+  _Atomic int ntx;        /* context endpoints open */
+  txep_t txs;             /* their list's head (prev/next only) */
+  fi_addr_t *addr;
+  uint64_t *rbase[SHOAL_SPACE_MAX], *rkey[SHOAL_SPACE_MAX], *rlen[SHOAL_SPACE_MAX];
+  size_t inject_size, max_msg;
+  bool native[SHOAL_TL_NTYPES];
+  amo_msg_t rxbuf[NRECV];
+  uint64_t token, *rtoken;     /* this PE's message secret; every PE's */
+  _Atomic uint64_t dropped;    /* messages refused: foreign, malformed, truncated */
+  _Atomic bool dropped_said;   /* the first drop's line was printed */
+  waiter_t waiters[NWAIT];
+  /* The last request carried out for each (requester, waiter slot), and its answer: a request sent again (its
+   * answer or itself lost) is answered again without being carried out twice. Under exec_mu (the PE and its
+   * progress thread both handle messages). */
+  struct done { uint64_t id, value; uint8_t status; } *done; /* [npes * NWAIT] */
+  pthread_mutex_t exec_mu;
+  pthread_t thread;
+  _Atomic bool stop;
+  _Alignas(SHOAL_CACHELINE) _Atomic int64_t polled_ns; /* the PE's last progress call of its own (note_poll) */
+  _Atomic uint64_t thread_progress, thread_holds;      /* the thread's, for shoal_tl_ofi_query */
+} shoal_ofi;
+
+static inline int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+/* The PE's own progress calls note the time, for the thread to see that the PE polls. */
+static inline void note_poll(void) { atomic_store_explicit(&shoal_ofi.polled_ns, now_ns(), memory_order_relaxed); }
+static inline bool pe_polls(long within) {
+  return now_ns() - atomic_load_explicit(&shoal_ofi.polled_ns, memory_order_relaxed) < within;
+}
+
+/* Waits for the wire back off as every wait of the runtime does (shoal_wait_backoff: at once where PEs share a CPU,
+ * after 1 ms otherwise): each poll here is a progress call (a syscall on tcp, ~1 us), so a step after the first
+ * poll and every WAIT_POLLS. A fixed 4096 polls before the first yield held a CPU shared by 2 PEs for 4-8 ms per
+ * wait (4-PE collectives over ofi on 2 cores: 5-6 ms per 8 B alltoall, 0.8 ms with this). */
+#define WAIT_POLLS 4
+static inline void wait_backoff(shoal_wait_t *w, unsigned spins) {
+  if (spins % WAIT_POLLS == 0) shoal_wait_backoff(w); /* the caller's polls progress */
+}
+
+#define WAIT_W(t) shoal_ofi_wait_cntr(t, (t)->wcntr, &(t)->w_issued, &(t)->w_err)
+#define WAIT_R(t) shoal_ofi_wait_cntr(t, (t)->rcntr, &(t)->r_issued, &(t)->r_err)
+
+/* Post an operation on t; -FI_EAGAIN (a full transmit queue) retries after progress, backing off as a wait. */
+#define POST(t, routine, call)                                                                                         \
+  do {                                                                                                                 \
+    ssize_t r_;                                                                                                        \
+    shoal_wait_t w_ = {0};                                                                                             \
+    for (unsigned s_ = 0; (r_ = (call)) == -FI_EAGAIN; s_++) {                                                         \
+      shoal_ofi_progress_once();                                                                                       \
+      if ((t) != &shoal_ofi.t0) fi_cntr_read((t)->wcntr); /* a context's own endpoint: its progress */                 \
+      wait_backoff(&w_, s_);                                                                                           \
+    }                                                                                                                  \
+    if (SHOAL_UNLIKELY(r_)) return shoal_ofi_fail(routine, r_);                                                        \
+  } while (0)
+
+
+static inline void mark_dirty(txep_t *t, int pe) {
+  if (shoal_ofi.flush && !atomic_load_explicit(&t->dirty[pe], memory_order_relaxed)) {
+    atomic_store(&t->dirty[pe], 1);
+    atomic_store(&t->dirty_any, true);
+  }
+}
+
+/* SHMEM_THREAD_MULTIPLE: one thread at a time issues and waits on an endpoint (t->lock; a private context's is
+ * its thread's alone). The counters count every thread's operations, so "every operation issued so far is
+ * complete" is a wait for this thread's own only while no other thread issues on that endpoint. */
+#define MT(t, call)                                                                                                    \
+  do {                                                                                                                 \
+    if (SHOAL_LIKELY(!(t)->lock)) return call;                                                                         \
+    pthread_mutex_lock(&(t)->mu);                                                                                      \
+    shoal_status_t rc_ = call;                                                                                         \
+    pthread_mutex_unlock(&(t)->mu);                                                                                    \
+    return rc_;                                                                                                        \
+  } while (0)
+
+/* ---- between the files of this folder (each documented where it is defined) ---- */
+/* init.c */
+shoal_status_t shoal_ofi_fail(const char *routine, ssize_t ret);
+shoal_status_t shoal_ofi_report_cq_error(struct fid_cq *cq);
+shoal_status_t shoal_ofi_bad_call(const char *routine, int space, int pe, size_t off, size_t n);
+void shoal_ofi_close_fid(void *fidp);
+/* amo.c */
+void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len);
+shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,
+                                    const void *compare, void *fetch);
+shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
+                             const void *compare, void *fetch);
+/* progress.c */
+void shoal_ofi_drop(const char *why, size_t len);
+ssize_t shoal_ofi_post_recv(amo_msg_t *buf);
+void shoal_ofi_rx_poll(void);
+void shoal_ofi_watch(void);
+shoal_status_t shoal_ofi_watch_init(void);
+void shoal_ofi_watch_fini(void);
+void *shoal_ofi_progress_main(void *arg);
+void shoal_ofi_progress_once(void);
+shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs);
+shoal_status_t shoal_ofi_quiet_common(txep_t *t);
+shoal_status_t shoal_ofi_fence_before(txep_t *t, bool amo, bool fallback);
+shoal_status_t shoal_ofi_quiet(void *ep);
+void shoal_ofi_progress(void);
+shoal_status_t shoal_ofi_fence_common(txep_t *t);
+shoal_status_t shoal_ofi_fence(void *ep);
+/* rma.c */
+shoal_status_t shoal_ofi_put(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi);
+shoal_status_t shoal_ofi_get(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi);
+shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v);
+/* ctx.c */
+void shoal_ofi_tx_close(txep_t *t);
+void shoal_ofi_tx_progress_all(void);
+shoal_status_t shoal_ofi_ctx_create(bool shared, void **out);
+void shoal_ofi_ctx_destroy(void *h);
+int64_t shoal_ofi_watch_timeout_ns(void);
+
+#endif

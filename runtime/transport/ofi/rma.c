@@ -1,0 +1,99 @@
+/* rma.c - the libfabric transport: see ofi.h */
+#include "ofi.h"
+
+/* ---- RMA ---- */
+static shoal_status_t write_dc(txep_t *t, const void *src, size_t n, int pe, uint64_t raddr, uint64_t key,
+                               uint64_t flags) {
+  struct iovec iov = {(void *)src, n};
+  struct fi_rma_iov riov = {raddr, n, key};
+  struct fi_msg_rma msg = {.msg_iov = &iov, .iov_count = 1, .addr = shoal_ofi.addr[pe], .rma_iov = &riov,
+                           .rma_iov_count = 1};
+  POST(t, "fi_writemsg", fi_writemsg(t->ep, &msg, flags | FI_DELIVERY_COMPLETE));
+  return SHOAL_OK;
+}
+
+static shoal_status_t put_common(txep_t *t, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
+  if (!n) return SHOAL_OK;
+  uint64_t raddr = shoal_ofi.rbase[space][pe] + off, key = shoal_ofi.rkey[space][pe];
+  shoal_status_t rc;
+  if (SHOAL_UNLIKELY(t->fence_a) && (rc = shoal_ofi_fence_before(t, false, false))) return rc;
+  if (n <= shoal_ofi.inject_size) { /* src is free on return: nothing to wait for, even when blocking */
+    if (SHOAL_LIKELY(shoal_ofi.flush))
+      POST(t, "fi_inject_write", fi_inject_write(t->ep, src, n, shoal_ofi.addr[pe], raddr, key));
+    else if ((rc = write_dc(t, src, n, pe, raddr, key, FI_INJECT)))
+      return rc;
+    atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+    mark_dirty(t, pe);
+    return SHOAL_OK;
+  }
+  for (size_t done = 0; done < n;) {
+    size_t len = n - done < shoal_ofi.max_msg ? n - done : shoal_ofi.max_msg;
+    if (shoal_ofi.flush)
+      POST(t, "fi_write",
+           fi_write(t->ep, (const char *)src + done, len, NULL, shoal_ofi.addr[pe], raddr + done, key, NULL));
+    else if ((rc = write_dc(t, (const char *)src + done, len, pe, raddr + done, key, 0)))
+      return rc;
+    atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+    done += len;
+  }
+  mark_dirty(t, pe);
+  if (nbi) t->wbuf_out = true;
+  return nbi ? SHOAL_OK : WAIT_W(t);
+}
+
+static shoal_status_t get_common(txep_t *t, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
+  if (!n) return SHOAL_OK;
+  uint64_t raddr = shoal_ofi.rbase[space][pe] + off, key = shoal_ofi.rkey[space][pe];
+  shoal_status_t rc;
+  if (SHOAL_UNLIKELY(!shoal_ofi.flush) && (rc = WAIT_W(t))) /* no RMA_RAW: a get must not pass the puts before it */
+    return rc;
+  for (size_t done = 0; done < n;) {
+    size_t len = n - done < shoal_ofi.max_msg ? n - done : shoal_ofi.max_msg;
+    POST(t, "fi_read", fi_read(t->ep, (char *)dst + done, len, NULL, shoal_ofi.addr[pe], raddr + done, key, NULL));
+    atomic_fetch_add_explicit(&t->r_issued, 1, memory_order_relaxed);
+    done += len;
+  }
+  return nbi ? SHOAL_OK : WAIT_R(t);
+}
+
+/* On h, a context's endpoint (shoal_ofi_ctx_create), or NULL for the default context's. */
+shoal_status_t shoal_ofi_put(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
+  txep_t *t = h ? h : &shoal_ofi.t0;
+  MT(t, put_common(t, space, pe, off, src, n, nbi));
+}
+shoal_status_t shoal_ofi_get(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
+  txep_t *t = h ? h : &shoal_ofi.t0;
+  MT(t, get_common(t, space, pe, off, dst, n, nbi));
+}
+
+/* A flag store after what this PE issued to pe. Where writes are ordered (lazy_fence: RMA_WAW, and RMA_RAW so that
+ * puts need no delivery completion), an inject write behind the puts, once this PE's earlier non-fetching AMOs
+ * completed (no order between AMOs and RMA) and its nbi writes left their sources (a collective reuses its buffers
+ * once it signalled: a local completion, no round trip). One message and no answer, where an AMO after a fence cost
+ * a quiet's flush read and rxm's answer. Its 8 bytes land in the receiver's copy from the socket, which writes in
+ * ascending address order: a poller sees the old value, the new low bytes with the old high ones (below the new
+ * value, for flags that only grow), or the new value. Not marked dirty: quiet owes the application's operations,
+ * not the runtime's flags. Otherwise a quiet, then the AMO. */
+static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
+  if (SHOAL_UNLIKELY(off % sizeof v)) {
+    shoal_warn("shoal_tl_ofi_signal: offset %zu on pe %d is not 8-byte aligned", off, pe);
+    return SHOAL_ERR_INVAL;
+  }
+  shoal_status_t rc;
+  txep_t *t = &shoal_ofi.t0;
+  if (SHOAL_UNLIKELY(!shoal_ofi.lazy_fence || sizeof v > shoal_ofi.inject_size)) {
+    if ((rc = shoal_ofi_quiet_common(t))) return rc;
+    return shoal_ofi_amo_common(t, space, pe, off, SHOAL_TL_AMO_SET, SHOAL_TL_UINT64, &v, NULL, NULL);
+  }
+  if (t->amo_out || t->wbuf_out) { /* writes are locally complete once counted: AMOs delivered, sources free */
+    if ((rc = WAIT_W(t))) return rc;
+    t->amo_out = t->fence_a = t->wbuf_out = false;
+  }
+  POST(t, "fi_inject_write", fi_inject_write(t->ep, &v, sizeof v, shoal_ofi.addr[pe], shoal_ofi.rbase[space][pe] + off,
+                                             shoal_ofi.rkey[space][pe]));
+  atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+  return SHOAL_OK;
+}
+shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v) {
+  MT(&shoal_ofi.t0, signal_common(space, pe, off, v));
+}
