@@ -374,7 +374,7 @@ void shoal_rma_put_nbi(const char *routine, void *dest, const void *src, size_t 
 void shoal_rma_put_tx(const char *routine, void *tx, void *dest, const void *src, size_t nbytes, int pe, bool nbi);
 
 /* ---- barrier, fence, quiet (sync.c) ---- */
-extern void (*shoal_quiet_hook)(void), (*shoal_fence_hook)(void); /* NULL, or the transport's (transport.c) */
+extern void (*shoal_quiet_hook)(void), (*shoal_fence_hook)(void); /* NULL, or the transport's (comm.c) */
 /* The runtime's own world barrier (dissemination over the internal area's flags; no quiet): init and finalize use it
  * before and after teams exist, and shmem_malloc & co. after their allocation. Collective over every PE. */
 void shoal_barrier_world(void);

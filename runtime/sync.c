@@ -108,7 +108,7 @@ void shmem_ctx_fence(shmem_ctx_t ctx) {
 
 void shmem_quiet(void) {
   SHOAL_CHECK_INIT("shmem_quiet");
-  if (shoal_quiet_hook) shoal_quiet_hook(); /* the transport between nodes (transport.c), when one runs */
+  if (shoal_quiet_hook) shoal_quiet_hook(); /* the transport between nodes (comm.c), when one runs */
   atomic_thread_fence(memory_order_seq_cst);
 }
 
