@@ -2,10 +2,10 @@
 """perf/ab.py - two Shoal builds side by side (before/after a change that must not change speed), alternating launches.
 
   perf/ab.py AFTER_BUILD BEFORE_BUILD [--rounds R] [--placements bound,net] [--max-size BYTES] [--iters-scale F]
-             [--csv OUT.csv] [--limit PCT]
+             [--csv OUT.csv] [--limit PCT] [--budget SECONDS]
 
 Runs perf/bench_rma, bench_p2p and bench_coll of each build directory (meson builds them) under that build's
-oshrun, in turn, the order swapped every round (these machines are shared and noisy: only a ratio measured side by
+oshrun, in turn, the order swapped every round, every row once per round (these machines are shared and noisy: only a ratio measured side by
 side means anything). Placements: bound (oshrun's default, a PE per core) and net (every PE its own node over
 libfabric's net provider on lo). A cell is the median over the rounds of each launch's median; ratio = before usec /
 after usec (> 1: after is faster). Prints the groups' geometric means and every row where after is slower than
@@ -52,20 +52,25 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--limit", type=float, default=3.0)
     ap.add_argument("--csv")
+    ap.add_argument("--budget", type=float, default=0, help="seconds: no round starts that would end past it")
     args = ap.parse_args()
     builds = [("after", os.path.abspath(args.after)), ("before", os.path.abspath(args.before))]
     cells = {}  # (placement, bench, npes, test, bytes) -> {build: [usec per round]}
     raw = []
     t0 = time.time()
-    for placement in args.placements.split(","):
-        for bench, npes, only in JOBS:
-            for rnd in range(args.rounds):
+    rounds_done = 0
+    for rnd in range(args.rounds):
+        if rnd and args.budget and time.time() - t0 > args.budget * rnd / (rnd + 1):
+            break  # the next round would not end within --budget (rounds take about the same time)
+        for placement in args.placements.split(","):
+            for bench, npes, only in JOBS:
                 for name, b in (builds if rnd % 2 == 0 else builds[::-1]):
                     for r in run(b, placement, bench, npes, only, args):
                         key = (placement, bench, npes, r["test"], int(r["bytes"]))
                         cells.setdefault(key, {}).setdefault(name, []).append(float(r["usec"]))
                         raw.append([rnd, name, *key, r["usec"]])
-            print(f"# {placement} {bench} {npes}: done at {time.time() - t0:.0f} s", file=sys.stderr)
+        rounds_done += 1
+        print(f"# round {rnd + 1} done at {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)
@@ -85,7 +90,7 @@ def main():
         if ratio < 1 - args.limit / 100:
             slow.append((key, b, a, ratio))
     allr = [r for g in groups.values() for r in g]
-    print(f"{n} rows, {args.rounds} rounds; ratio = before/after usec (> 1: after faster); "
+    print(f"{n} rows, {rounds_done} rounds; ratio = before/after usec (> 1: after faster); "
           f"geometric mean of all rows {math.exp(statistics.fmean(map(math.log, allr))):.3f}")
     print("| placement | test | rows | geomean | min | max |")
     print("|---|---|---:|---:|---:|---:|")
