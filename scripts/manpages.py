@@ -111,10 +111,13 @@ def device_names(cc, incdirs):
     if not hdr:
         return set()
     with tempfile.TemporaryDirectory() as stub:
-        for h in ('cuda_runtime.h', 'shmemx.h', 'shmem.h', 'stdio.h', 'string.h', 'stdint.h', 'stddef.h'):
+        for h in ('cuda_runtime.h', 'shmemx.h', 'shmem.h', 'stdio.h', 'string.h', 'stdint.h', 'stddef.h', 'sched.h',
+                  'unistd.h', 'time.h'):
             open(os.path.join(stub, h), 'w').close()
+        # shoal/detail/ (the not-ABI tier the header includes) is read for real: its spellings make the declarations.
         r = subprocess.run(cc + ['-E', '-P', '-x', 'c++', '-nostdinc', '-D__CUDA_ARCH__=900', '-D__NVCC__',
-                                 '-I', stub, hdr], capture_output=True, text=True)
+                                 '-I', stub, '-I', os.path.dirname(os.path.dirname(hdr)), hdr],
+                           capture_output=True, text=True)
     if r.returncode:
         raise SystemExit(f'manpages: preprocessing {hdr} failed: {r.stderr.strip()[:500]}')
     decl = re.compile(r'(?:__device__\s+(?:__forceinline__\s+|inline\s+)|static\s+inline\s+)[\w\s\*]*?'
