@@ -1,5 +1,6 @@
 /* alloc.c - the symmetric heap's allocator: first fit over offsets [0, size), with neighbour coalescing. Pure and
- * deterministic: every PE makes the same calls in the same order, so every PE gets the same offsets. */
+ * deterministic: every PE makes the same calls in the same order, so every PE gets the same offsets. At the end,
+ * the one line a full heap says (from its state). */
 #include "shoal.h"
 
 #include <stdlib.h>
@@ -135,4 +136,15 @@ size_t shoal_alloc_largest_free(const shoal_alloc_t *a) {
   for (shoal_alloc_blk_t *b = a->head; b; b = b->next)
     if (!b->used && b->size > m) m = b->size;
   return m;
+}
+
+/* Both heaps' message when full (heap.c, heap_gpu.c): here, below both, so that neither calls into the other. */
+void shoal_heap_say_full(const char *routine, const char *which, const shoal_alloc_t *a, size_t size, size_t align,
+                         const char *var, bool *said) {
+  if (*said && !shoal_env.debug) return;
+  const char *later = *said || shoal_env.debug ? "" : "; later failures are said only with SHMEM_DEBUG=1";
+  shoal_warn("%s: cannot allocate %zu bytes (alignment %zu) from the %s: %zu bytes free (largest block %zu) of %zu; "
+             "returning NULL (enlarge it with %s=SIZE%s)", routine, size, align, which, shoal_alloc_free_bytes(a),
+             shoal_alloc_largest_free(a), a->size, var, later);
+  *said = true;
 }

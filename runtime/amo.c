@@ -23,6 +23,16 @@ void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr
   return (char *)addr + s->delta[pe];
 }
 
+/* p2p.c's check (amo.h), here beside its twin above so that amo.c, which p2p.c uses, uses nothing of p2p.c. */
+void shoal_p2p_check_slow(const char *routine, const char *arg, const void *addr, size_t size, size_t align) {
+  if (!addr) shoal_fatal(routine, "%s is NULL", arg);
+  if ((uintptr_t)addr & (align - 1))
+    shoal_fatal(routine, "%s %p is not aligned to its %zu-byte type", arg, addr, align);
+  shoal_space_t *s = shoal_space_find(addr, size, NULL);
+  if (!s) shoal_xlate_slow(addr, size, shoal_g.me, routine, arg); /* fatal, with the reason */
+  if (s->device) shoal_fatal(routine, "%s %p is in %s, which the host cannot poll", arg, addr, s->name);
+}
+
 /* An AMO on pe's instance of a device-heap object: the backend's one-thread kernel on the target, through the IPC
  * mapping (shoal_gpu_amo; synchronous, serialized per PE), as NVSHMEM's host-side AMOs on device memory do. */
 static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int op, size_t size, uint64_t v, uint64_t c,

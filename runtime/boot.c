@@ -55,7 +55,12 @@ static void node_split(shoal_boot_t *b, long k, bool cyclic) {
 #undef GROUP
 }
 
+/* shoal_fatal's way to stop the job (log.c's hook): through the launcher while shoal_g.boot is up, nothing before
+ * shoal_boot_init or after shoal_boot_fini (no ops), as shoal_boot_abort does. */
+static void log_abort(int status) { shoal_boot_abort(&shoal_g.boot, status); }
+
 shoal_status_t shoal_boot_init(shoal_boot_t *b) {
+  shoal_log_abort_hook = log_abort;
   shoal_boot_t nb = {.fd = -1, .node_listen = -1, .node_fd = -1};
   if (!strcmp(shoal_env.bootstrap, "single")) {
     shoal_status_t rc = singleton(&nb);

@@ -19,16 +19,6 @@ static void debug_check_same(const char *routine, size_t a, size_t b) {
   free(all);
 }
 
-void shoal_heap_say_full(const char *routine, const char *which, const shoal_alloc_t *a, size_t size, size_t align,
-                         const char *var, bool *said) {
-  if (*said && !shoal_env.debug) return;
-  const char *later = *said || shoal_env.debug ? "" : "; later failures are said only with SHMEM_DEBUG=1";
-  shoal_warn("%s: cannot allocate %zu bytes (alignment %zu) from the %s: %zu bytes free (largest block %zu) of %zu; "
-             "returning NULL (enlarge it with %s=SIZE%s)", routine, size, align, which, shoal_alloc_free_bytes(a),
-             shoal_alloc_largest_free(a), a->size, var, later);
-  *said = true;
-}
-
 static void *alloc_nobarrier(const char *routine, size_t size, size_t align) {
   static bool said; /* the first failure is said whatever SHMEM_DEBUG says (see shoal_heap_say_full) */
   size_t off;

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 unsigned shoal_log_mask;
+/* How a fatal error stops the whole job (shoal_fatal, after its line): the bootstrap sets it when it comes up
+ * (shoal_boot_init), so that log.c, which boot.c uses, calls nothing of boot.c. NULL until then: this PE only exits. */
+void (*shoal_log_abort_hook)(int status);
 
 static const struct { const char *name; unsigned bit; } subsys_names[] = {
   {"boot", SHOAL_SUB_BOOT}, {"topo", SHOAL_SUB_TOPO}, {"heap", SHOAL_SUB_HEAP}, {"shm", SHOAL_SUB_SHM},
@@ -78,7 +81,7 @@ _Noreturn void shoal_fatal(const char *routine, const char *fmt, ...) {
   }
   fflush(stdout);
   if (write(2, out, (size_t)n) < 0) { /* nothing more to do */ }
-  shoal_boot_abort(&shoal_g.boot, 1);
+  if (shoal_log_abort_hook) shoal_log_abort_hook(1);
   _exit(1);
 }
 

@@ -8,15 +8,6 @@
 #include "ctx.h"
 #include "comm.h"
 
-void shoal_p2p_check_slow(const char *routine, const char *arg, const void *addr, size_t size, size_t align) {
-  if (!addr) shoal_fatal(routine, "%s is NULL", arg);
-  if ((uintptr_t)addr & (align - 1))
-    shoal_fatal(routine, "%s %p is not aligned to its %zu-byte type", arg, addr, align);
-  shoal_space_t *s = shoal_space_find(addr, size, NULL);
-  if (!s) shoal_xlate_slow(addr, size, shoal_g.me, routine, arg); /* fatal, with the reason */
-  if (s->device) shoal_fatal(routine, "%s %p is in %s, which the host cannot poll", arg, addr, s->name);
-}
-
 static _Noreturn void bad_cmp(const char *routine, int cmp) {
   shoal_fatal(routine, "cmp %d is not one of SHMEM_CMP_EQ/NE/GT/GE/LT/LE", cmp);
 }

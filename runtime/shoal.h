@@ -41,6 +41,8 @@ void shoal_log_debug_(enum shoal_subsys sub, const char *fmt, ...) __attribute__
 void shoal_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Fatal error: prints "shoal: PE <me>: <routine>: <msg>" and stops the whole job (never returns). */
 _Noreturn void shoal_fatal(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* What shoal_fatal calls, with exit status 1, to stop the other PEs: set by shoal_boot_init; NULL: none. */
+extern void (*shoal_log_abort_hook)(int status);
 /* Parse "boot,topo,..." into a subsystem mask; SHOAL_ERR_INVAL names the bad word in *bad. */
 shoal_status_t shoal_log_parse_subsys(const char *s, unsigned *mask, const char **bad, size_t *badlen);
 
