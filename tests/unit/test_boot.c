@@ -1,5 +1,5 @@
 /* Unit tests of the node's descriptor exchange (runtime/boot_node.c) and of the check of a received descriptor
- * (shoal_memfd_unfit in runtime/init.c).
+ * (shoal_memfd_unfit in runtime/memfd.c).
  *
  * Three forked processes play the PEs of one node over a fake bootstrap backend (an all-gather through shared
  * memory); each shares a memfd holding its rank, and each must receive every other PE's. Strangers knock on the
