@@ -1,6 +1,7 @@
 /* coll_core.c - what every collective shares: the all-to-all exchange, per-call delta tables, argument checks,
  * the SHMEM_DEBUG cross-PE argument check, and algorithm selection from SHOAL_COLL_<FAMILY>_ALGO. */
 #include "coll.h"
+#include "xlate.h" /* shoal_space_find, shoal_xlate_slow */
 
 void shoal_coll_exchange(shoal_team_t *t, uint64_t v) {
   int n = t->size, me = t->rank;

@@ -10,6 +10,7 @@
 #include "ctx.h"
 #include "heap_gpu.h"
 #include "comm.h"
+#include "xlate.h"
 
 void *shoal_amo_addr_slow(const char *routine, const char *arg, const void *addr, size_t size, int pe, bool dev_ok) {
   if (!addr) shoal_fatal(routine, "%s is NULL", arg);

@@ -6,6 +6,7 @@
  * inline range checks fail for it and the off-path code lands here, where tl_of[pe] is the transport between nodes
  * (libfabric). */
 #include "comm.h"
+#include "xlate.h"
 
 #include <stdlib.h>
 

@@ -14,6 +14,7 @@
  * Offsets are the same on every PE; peers' heaps are mapped here through IPC, so that a device address of PE p's
  * instance is base + off + delta[p] in this process, on the host (copies) as in kernels (loads and stores). */
 #include "heap_gpu.h"
+#include "xlate.h"
 
 #include <errno.h>
 #include <pthread.h>

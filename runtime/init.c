@@ -1,7 +1,7 @@
 /* init.c - the runtime's part of shmem_init/finalize (shoal_rt_init, _end, _fini: api/init.c wires them with the layers
  * above), the host symmetric heap (one memfd per PE, mapped by every PE of the node), the cached peer bases and
  * deltas, and the setup queries (spec 9.2). */
-#include "shoal.h"
+#include "xlate.h"
 #include "ctx.h"
 #include "transport.h"
 #include "topo.h"

@@ -7,6 +7,7 @@
 #include "amo.h"
 #include "ctx.h"
 #include "comm.h"
+#include "xlate.h"
 
 static _Noreturn void bad_cmp(const char *routine, int cmp) {
   shoal_fatal(routine, "cmp %d is not one of SHMEM_CMP_EQ/NE/GT/GE/LT/LE", cmp);

@@ -2,7 +2,7 @@
  * peer's heap mapping found with one add (shoal_xlate), and blocking and nbi forms both complete before returning.
  * A PE reached through the transport between nodes fails the inline range check (its heap_lim is 0) and goes
  * through the comm layer (comm.c): the nbi forms are then non-blocking, complete at quiet. */
-#include "shoal.h"
+#include "xlate.h"
 #if defined(__x86_64__)
 #include <emmintrin.h>
 #endif

@@ -1,7 +1,7 @@
-/* xlate.c - address translation's slow path (the fast path is shoal_xlate in shoal.h): which symmetric space holds
+/* xlate.c - address translation's slow path (the fast path is shoal_xlate in xlate.h): which symmetric space holds
  * an address, and pe's instance of it. A leaf: it reads the state (shoal_g) and reports through the log, nothing
  * else, so that the inline translation every RMA and AMO routine uses ties no other module to them. */
-#include "shoal.h"
+#include "xlate.h"
 
 /* Spaces are searched in table order (at most SHOAL_SPACE_MAX, empty ones skipped): the host heap, then the device
  * heap, then static data; [addr, addr + n) must lie wholly in one space. */
