@@ -244,11 +244,13 @@ static inline void mark_dirty(txep_t *t, int pe) {
   } while (0)
 
 /* ---- between the files of this folder (each documented where it is defined) ---- */
-/* init.c */
+/* state.c */
 shoal_status_t shoal_ofi_fail(const char *routine, ssize_t ret);
 shoal_status_t shoal_ofi_report_cq_error(struct fid_cq *cq);
 shoal_status_t shoal_ofi_bad_call(const char *routine, int space, int pe, size_t off, size_t n);
 void shoal_ofi_close_fid(void *fidp);
+void shoal_ofi_drop(const char *why, size_t len);
+ssize_t shoal_ofi_post_recv(amo_msg_t *buf);
 /* amo.c */
 void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len);
 shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,
@@ -256,8 +258,6 @@ shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, in
 shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
                              const void *compare, void *fetch);
 /* progress.c */
-void shoal_ofi_drop(const char *why, size_t len);
-ssize_t shoal_ofi_post_recv(amo_msg_t *buf);
 void shoal_ofi_rx_poll(void);
 void shoal_ofi_watch(void);
 shoal_status_t shoal_ofi_watch_init(void);

@@ -1,22 +1,6 @@
 /* progress.c - the libfabric transport: see ofi.h */
 #include "ofi.h"
 
-/* A message that is not one of the job's (wrong token, length or fields) or a receive that failed: counted, the
- * first one said in a line, and nothing else done (the caller reposts the buffer). */
-void shoal_ofi_drop(const char *why, size_t len) {
-  atomic_fetch_add_explicit(&shoal_ofi.dropped, 1, memory_order_relaxed);
-  if (!atomic_exchange(&shoal_ofi.dropped_said, true))
-    shoal_warn("ofi: dropped a message of %zu bytes (%s): not from this job, or malformed; later ones are dropped "
-               "and counted without a line (SHMEM_DEBUG=1 prints the count at finalize)", len, why);
-}
-
-ssize_t shoal_ofi_post_recv(amo_msg_t *buf) {
-  ssize_t r;
-  while ((r = fi_recv(shoal_ofi.ep, buf, sizeof *buf, NULL, FI_ADDR_UNSPEC, buf)) == -FI_EAGAIN)
-    fi_cntr_read(shoal_ofi.t0.wcntr);
-  return r;
-}
-
 /* Entries of the receive CQ: fallback requests and answers. Every buffer goes back to the endpoint whatever it
  * held (cleared first, so that a short message cannot replay the bytes of an earlier one). */
 static void rx_handle(struct fi_cq_msg_entry *e, ssize_t n) {
