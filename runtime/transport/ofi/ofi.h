@@ -252,11 +252,12 @@ void shoal_ofi_close_fid(void *fidp);
 void shoal_ofi_drop(const char *why, size_t len);
 ssize_t shoal_ofi_post_recv(amo_msg_t *buf);
 /* amo.c */
-void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len);
 shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,
                                     const void *compare, void *fetch);
 shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
                              const void *compare, void *fetch);
+/* msg.c */
+void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len);
 /* progress.c */
 void shoal_ofi_rx_poll(void);
 void shoal_ofi_watch(void);
