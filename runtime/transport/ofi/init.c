@@ -199,6 +199,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   bool want_hmem = false;
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) want_hmem |= shoal_ofi.reg[s].base && shoal_ofi.reg[s].gpu_kind;
   shoal_ofi.me = b->rank, shoal_ofi.npes = b->size;
+  shoal_ofi.self = &shoal_tl_ofi_ops; /* for the watch (progress.c): before anything that can run it */
   shoal_ofi.mt = shoal_g.thread_level == SHMEM_THREAD_MULTIPLE;
   struct fi_info *info = NULL;
   /* Best first: HMEM (if a device region waits) and RMA read-after-write ordering, then without each. */

@@ -2,6 +2,9 @@
 #include "ofi.h"
 
 struct shoal_ofi_state shoal_ofi;
+/* Guards shoal_ofi.txs, the context endpoints' list (ctx.c links and unlinks, progress.c drives them); outside
+ * shoal_ofi, which fini clears. */
+pthread_mutex_t shoal_ofi_txs_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- errors: one line naming the routine ---- */
 shoal_status_t shoal_ofi_fail(const char *routine, ssize_t ret) {
