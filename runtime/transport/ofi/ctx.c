@@ -6,22 +6,13 @@
  * with FI_MR_ENDPOINT binds them to the main endpoint, which is the only one that is ever a target) and has its own
  * transmit CQ and counters, so that its quiet waits for its own operations and a private context takes no lock.
  * Fallback AMOs still go through the main endpoint (their answers land there); shoal_ofi_fence_before orders them. */
-static pthread_mutex_t txs_mu = PTHREAD_MUTEX_INITIALIZER;
-/* A context's endpoint moves only when called (manual progress): a PE's waits (shoal_ofi_progress) and the progress
- * thread drive every one, or a context's nbi data queued behind a full socket would wait for that context's next call
- * (a flag after it, waited for by a peer, never arriving). Any thread may: the domain is FI_THREAD_SAFE. */
-void shoal_ofi_tx_progress_all(void) {
-  if (pthread_mutex_trylock(&txs_mu)) return; /* one driver at a time is enough */
-  for (txep_t *t = shoal_ofi.txs.next; t && t != &shoal_ofi.txs; t = t->next) fi_cntr_read(t->wcntr);
-  pthread_mutex_unlock(&txs_mu);
-}
 void shoal_ofi_tx_close(txep_t *t) {
-  pthread_mutex_lock(&txs_mu);
+  pthread_mutex_lock(&shoal_ofi_txs_mu);
   if (t->next) {
     t->prev->next = t->next, t->next->prev = t->prev;
     atomic_fetch_sub(&shoal_ofi.ntx, 1);
   }
-  pthread_mutex_unlock(&txs_mu);
+  pthread_mutex_unlock(&shoal_ofi_txs_mu);
   shoal_ofi_close_fid(&t->ep);
   shoal_ofi_close_fid(&t->wcntr);
   shoal_ofi_close_fid(&t->rcntr);
@@ -59,12 +50,12 @@ shoal_status_t shoal_ofi_ctx_create(bool shared, void **out) {
     goto fail;
   what = "fi_enable";
   if ((ret = fi_enable(t->ep))) goto fail;
-  pthread_mutex_lock(&txs_mu);
+  pthread_mutex_lock(&shoal_ofi_txs_mu);
   if (!shoal_ofi.txs.next) shoal_ofi.txs.next = shoal_ofi.txs.prev = &shoal_ofi.txs;
   t->next = &shoal_ofi.txs, t->prev = shoal_ofi.txs.prev;
   shoal_ofi.txs.prev->next = t, shoal_ofi.txs.prev = t;
   atomic_fetch_add(&shoal_ofi.ntx, 1);
-  pthread_mutex_unlock(&txs_mu);
+  pthread_mutex_unlock(&shoal_ofi_txs_mu);
   *out = t;
   return SHOAL_OK;
 fail:

@@ -1,45 +1,7 @@
 /* init.c - the libfabric transport: see ofi.h */
 #include "ofi.h"
 
-struct shoal_ofi_state shoal_ofi;
 static unsigned force_flags;
-
-/* ---- errors: one line naming the routine ---- */
-shoal_status_t shoal_ofi_fail(const char *routine, ssize_t ret) {
-  shoal_warn("%s: %s", routine, fi_strerror((int)-ret));
-  return SHOAL_ERR_IO;
-}
-
-/* An error completion: its libfabric reason and the provider's (fi_cq_strerror), with the routine it came from. */
-shoal_status_t shoal_ofi_report_cq_error(struct fid_cq *cq) {
-  struct fi_cq_err_entry e = {0};
-  char buf[256] = "";
-  if (fi_cq_readerr(cq, &e, 0) < 1) {
-    shoal_warn("fi_cntr_readerr: an operation failed (no error entry)");
-    return SHOAL_ERR_IO;
-  }
-  const char *routine = e.flags & FI_ATOMIC ? "fi_atomic" : e.flags & FI_READ ? "fi_read"
-                        : e.flags & FI_WRITE ? "fi_write" : e.flags & FI_RECV ? "fi_recv" : "fi_send";
-  const char *prov = fi_cq_strerror(cq, e.prov_errno, e.err_data, buf, sizeof buf);
-  shoal_warn("%s: %s%s%s", routine, fi_strerror(e.err), prov && *prov ? ": " : "", prov ? prov : "");
-  return SHOAL_ERR_IO;
-}
-
-shoal_status_t shoal_ofi_bad_call(const char *routine, int space, int pe, size_t off, size_t n) {
-  if (!shoal_ofi.up) shoal_warn("%s: the ofi transport is not initialized", routine);
-  else if ((unsigned)space >= SHOAL_SPACE_MAX || (unsigned)pe >= (unsigned)shoal_ofi.npes)
-    shoal_warn("%s: space %d or pe %d out of range", routine, space, pe);
-  else if (!shoal_ofi.rlen[space][pe])
-    shoal_warn("%s: space %d is not registered on pe %d%s", routine, space, pe,
-               shoal_ofi.reg[space].gpu_kind && !shoal_ofi.hmem ? " (no FI_HMEM in the provider)" : "");
-  else
-    shoal_warn("%s: [%zu, %zu + %zu) is past the end of space %d (%" PRIu64 " bytes) on pe %d", routine, off, off, n,
-               space, shoal_ofi.rlen[space][pe], pe);
-  return shoal_ofi.up && (unsigned)space < SHOAL_SPACE_MAX && (unsigned)pe < (unsigned)shoal_ofi.npes &&
-                 !shoal_ofi.rlen[space][pe]
-             ? SHOAL_ERR_NOSYS
-             : SHOAL_ERR_INVAL;
-}
 
 /* ---- registration, init, fini ---- */
 static shoal_status_t tl_reg(int space, void *base, size_t len, int gpu_kind, int gpu_dev) {
@@ -127,12 +89,6 @@ static shoal_status_t open_fail(const char *routine, int ret) {
   shoal_warn("%s: %s (provider %s, %s; shoal-info lists the others)", routine, fi_strerror(-ret),
              shoal_ofi.info ? shoal_ofi.info->fabric_attr->prov_name : "none", chosen_by);
   return SHOAL_ERR_IO;
-}
-
-void shoal_ofi_close_fid(void *fidp) {
-  struct fid **f = fidp;
-  if (*f) fi_close(*f);
-  *f = NULL;
 }
 
 static void tl_fini(void);
@@ -243,6 +199,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   bool want_hmem = false;
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) want_hmem |= shoal_ofi.reg[s].base && shoal_ofi.reg[s].gpu_kind;
   shoal_ofi.me = b->rank, shoal_ofi.npes = b->size;
+  shoal_ofi.self = &shoal_tl_ofi_ops; /* for the watch (progress.c): before anything that can run it */
   shoal_ofi.mt = shoal_g.thread_level == SHMEM_THREAD_MULTIPLE;
   struct fi_info *info = NULL;
   /* Best first: HMEM (if a device region waits) and RMA read-after-write ordering, then without each. */

@@ -1,8 +1,9 @@
 /* ofi.h - the libfabric transport's state, shared by the files of this folder (issue 12; docs/design/transport.md):
- * init.c (getinfo, domain, AV, memory keys, trust), rma.c, amo.c (native and the message fallback), progress.c
- * (progress thread, watch, CQs, quiet and fence), ctx.c (context endpoints). One RDM endpoint with FI_RMA, FI_ATOMIC
- * and FI_MSG; the regions given to reg registered and their keys and bases exchanged at init, so that the
- * remote address of (space, pe, off) is one add: rbase[space][pe] + off.
+ * state.c (shoal_ofi, errors, drops), msg.c (the message fallback's target side), progress.c (progress thread, watch,
+ * CQs, quiet and fence), ctx.c (context endpoints), amo.c (native and the fallback's requester side), rma.c, init.c
+ * (getinfo, domain, AV, memory keys, trust; the ops table). One RDM endpoint with FI_RMA, FI_ATOMIC and FI_MSG; the
+ * regions given to reg registered and their keys and bases exchanged at init, so that the remote address of (space,
+ * pe, off) is one add: rbase[space][pe] + off.
  *
  * Completion. Two counters: every write (put, non-fetching AMO) counts on wcntr when locally complete, every read
  * (get, fetching AMO, flush) on rcntr; blocking calls wait for their counter to reach what was issued. Remote
@@ -185,6 +186,7 @@ extern struct shoal_ofi_state {
   _Atomic bool stop;
   _Alignas(SHOAL_CACHELINE) _Atomic int64_t polled_ns; /* the PE's last progress call of its own (note_poll) */
   _Atomic uint64_t thread_progress, thread_holds;      /* the thread's, for shoal_tl_ofi_query */
+  const shoal_tl_ops_t *self; /* &shoal_tl_ofi_ops, set by tl_init: the watch probes the PEs reached through it */
 } shoal_ofi;
 
 static inline int64_t now_ns(void) {
@@ -243,25 +245,25 @@ static inline void mark_dirty(txep_t *t, int pe) {
     return rc_;                                                                                                        \
   } while (0)
 
-/* ---- between the files of this folder (each documented where it is defined) ---- */
-/* init.c */
+/* ---- between the files of this folder (each documented where it is defined) ----
+ * Bottom up, each file calling only those before it: state.c, msg.c, progress.c, ctx.c, amo.c, rma.c, init.c. */
+/* state.c */
+extern pthread_mutex_t shoal_ofi_txs_mu;
 shoal_status_t shoal_ofi_fail(const char *routine, ssize_t ret);
 shoal_status_t shoal_ofi_report_cq_error(struct fid_cq *cq);
 shoal_status_t shoal_ofi_bad_call(const char *routine, int space, int pe, size_t off, size_t n);
 void shoal_ofi_close_fid(void *fidp);
-/* amo.c */
-void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len);
-shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,
-                                    const void *compare, void *fetch);
-shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
-                             const void *compare, void *fetch);
-/* progress.c */
 void shoal_ofi_drop(const char *why, size_t len);
 ssize_t shoal_ofi_post_recv(amo_msg_t *buf);
+/* msg.c */
+void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len);
+/* progress.c */
 void shoal_ofi_rx_poll(void);
+int64_t shoal_ofi_watch_timeout_ns(void);
 void shoal_ofi_watch(void);
 shoal_status_t shoal_ofi_watch_init(void);
 void shoal_ofi_watch_fini(void);
+void shoal_ofi_tx_progress_all(void);
 void *shoal_ofi_progress_main(void *arg);
 void shoal_ofi_progress_once(void);
 shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs);
@@ -271,15 +273,18 @@ shoal_status_t shoal_ofi_quiet(void *ep);
 void shoal_ofi_progress(void);
 shoal_status_t shoal_ofi_fence_common(txep_t *t);
 shoal_status_t shoal_ofi_fence(void *ep);
+/* ctx.c */
+void shoal_ofi_tx_close(txep_t *t);
+shoal_status_t shoal_ofi_ctx_create(bool shared, void **out);
+void shoal_ofi_ctx_destroy(void *h);
+/* amo.c */
+shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,
+                                    const void *compare, void *fetch);
+shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
+                             const void *compare, void *fetch);
 /* rma.c */
 shoal_status_t shoal_ofi_put(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi);
 shoal_status_t shoal_ofi_get(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi);
 shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v);
-/* ctx.c */
-void shoal_ofi_tx_close(txep_t *t);
-void shoal_ofi_tx_progress_all(void);
-shoal_status_t shoal_ofi_ctx_create(bool shared, void **out);
-void shoal_ofi_ctx_destroy(void *h);
-int64_t shoal_ofi_watch_timeout_ns(void);
 
 #endif

@@ -1,22 +1,6 @@
 /* progress.c - the libfabric transport: see ofi.h */
 #include "ofi.h"
 
-/* A message that is not one of the job's (wrong token, length or fields) or a receive that failed: counted, the
- * first one said in a line, and nothing else done (the caller reposts the buffer). */
-void shoal_ofi_drop(const char *why, size_t len) {
-  atomic_fetch_add_explicit(&shoal_ofi.dropped, 1, memory_order_relaxed);
-  if (!atomic_exchange(&shoal_ofi.dropped_said, true))
-    shoal_warn("ofi: dropped a message of %zu bytes (%s): not from this job, or malformed; later ones are dropped "
-               "and counted without a line (SHMEM_DEBUG=1 prints the count at finalize)", len, why);
-}
-
-ssize_t shoal_ofi_post_recv(amo_msg_t *buf) {
-  ssize_t r;
-  while ((r = fi_recv(shoal_ofi.ep, buf, sizeof *buf, NULL, FI_ADDR_UNSPEC, buf)) == -FI_EAGAIN)
-    fi_cntr_read(shoal_ofi.t0.wcntr);
-  return r;
-}
-
 /* Entries of the receive CQ: fallback requests and answers. Every buffer goes back to the endpoint whatever it
  * held (cleared first, so that a short message cannot replay the bytes of an earlier one). */
 static void rx_handle(struct fi_cq_msg_entry *e, ssize_t n) {
@@ -111,7 +95,7 @@ static int watch_open(void) {
   return 0;
 }
 
-static bool watched(int p) { return p != shoal_ofi.me && shoal_g.tl_of && shoal_g.tl_of[p] == &shoal_tl_ofi_ops; }
+static bool watched(int p) { return p != shoal_ofi.me && shoal_g.tl_of && shoal_g.tl_of[p] == shoal_ofi.self; }
 
 /* pending[p]: 1 a probe to post (a full transmit queue, as towards a link that is down, is tried again at the
  * next look and counts as unanswered meanwhile), 2 posted. */
@@ -213,6 +197,15 @@ void shoal_ofi_watch_fini(void) {
   free(wt.ctx);
   wt.pending = NULL, wt.ctx = NULL;
   wt.timeout_ns = 0, wt.out = 0;
+}
+
+/* A context's endpoint moves only when called (manual progress): a PE's waits (shoal_ofi_progress) and the progress
+ * thread drive every one, or a context's nbi data queued behind a full socket would wait for that context's next call
+ * (a flag after it, waited for by a peer, never arriving). Any thread may: the domain is FI_THREAD_SAFE. */
+void shoal_ofi_tx_progress_all(void) {
+  if (pthread_mutex_trylock(&shoal_ofi_txs_mu)) return; /* one driver at a time is enough */
+  for (txep_t *t = shoal_ofi.txs.next; t && t != &shoal_ofi.txs; t = t->next) fi_cntr_read(t->wcntr);
+  pthread_mutex_unlock(&shoal_ofi_txs_mu);
 }
 
 /* While the PE polls the endpoint itself (it did within PT_HOLD_NS: a fixed window, so that a PE making only short

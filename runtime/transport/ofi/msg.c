@@ -1,0 +1,66 @@
+/* msg.c - the libfabric transport: the fallback AMO's messages as they arrive; see ofi.h */
+#include "ofi.h"
+
+/* ---- the fallback AMO: the target's part (the arithmetic: shoal_amo_host, comm.h) ---- */
+
+/* Sends from inside progress: retry with progress of the transmit side only (never the receive CQ: no recursion). */
+static ssize_t send_msg(const amo_msg_t *m, int pe) {
+  ssize_t r;
+  while ((r = fi_inject(shoal_ofi.ep, m, sizeof *m, shoal_ofi.addr[pe])) == -FI_EAGAIN)
+    fi_cntr_read(shoal_ofi.t0.wcntr);
+  return r;
+}
+
+void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
+  const char *bad = len != sizeof *m ? "wrong length" : m->token != shoal_ofi.token ? "wrong token"
+                    : m->kind != MSG_REQ && m->kind != MSG_REP ? "unknown kind"
+                    : m->kind == MSG_REQ && (m->pe < 0 || m->pe >= shoal_ofi.npes) ? "no such sender" : NULL;
+  if (bad) {
+    shoal_ofi_drop(bad, len);
+    return;
+  }
+  if (m->kind == MSG_REQ) {
+    amo_msg_t rep = {.kind = MSG_REP, .id = m->id, .token = shoal_ofi.rtoken[m->pe]};
+    const region_t *r = m->space < SHOAL_SPACE_MAX ? &shoal_ofi.reg[m->space] : NULL;
+    if ((m->id & 0xff) >= NWAIT) {
+      shoal_ofi_drop("no such waiter", len);
+      return;
+    }
+    struct done *d = &shoal_ofi.done[(size_t)m->pe * NWAIT + (m->id & 0xff)];
+    pthread_mutex_lock(&shoal_ofi.exec_mu);
+    int64_t age = (int64_t)((m->id >> 8) - (d->id >> 8)); /* under the lock: the other thread may handle a repeat */
+    if (age < 0) { /* an older request sent again: its requester has its answer already */
+      pthread_mutex_unlock(&shoal_ofi.exec_mu);
+      return;
+    }
+    if (age == 0 && d->id == m->id) { /* sent again: the same answer, not done twice */
+      rep.operand = d->value, rep.op = d->status;
+    } else if (!r || !r->mr || r->gpu_kind || (m->size != 4 && m->size != 8) || m->op >= SHOAL_TL_AMO_NOPS ||
+               m->off > r->len || m->size > r->len - m->off || m->off % m->size) {
+      rep.op = 1; /* refused */
+    } else {
+      void *p = (char *)r->base + m->off;
+      rep.operand = shoal_amo_host(p, m->op, m->size, m->operand, m->compare);
+    }
+    d->id = m->id, d->value = rep.operand, d->status = rep.op;
+    pthread_mutex_unlock(&shoal_ofi.exec_mu);
+    ssize_t e = send_msg(&rep, m->pe);
+    if (e) shoal_ofi_fail("fi_inject", e);
+  } else if (m->kind == MSG_REP) {
+    unsigned slot = (unsigned)(m->id & 0xff);
+    if (slot >= NWAIT) return;
+    waiter_t *w = &shoal_ofi.waiters[slot];
+    /* A request sent again can be answered twice, and the PE or its progress thread may take either answer: claim
+     * the slot (1 -> 4) and check its generation after the claim, so that a late answer never fills the slot's
+     * next request. */
+    uint32_t waiting = 1;
+    if (!atomic_compare_exchange_strong(&w->state, &waiting, 4)) return;
+    if (atomic_load(&w->gen) != m->id >> 8) {
+      atomic_store_explicit(&w->state, 1, memory_order_release);
+      return;
+    }
+    w->value = m->operand;
+    w->status = m->op ? SHOAL_ERR_INVAL : SHOAL_OK;
+    atomic_store_explicit(&w->state, 2, memory_order_release);
+  }
+}
