@@ -1,6 +1,6 @@
 /* team.c - teams (spec 9.4): the predefined teams, splits, queries, destroy, team contexts, and the team slots that
  * hold every team's flags and scratch (model in coll.h; the struct and handles in team.h). */
-#include "coll.h"
+#include "coll_core.h"
 #include "ctx.h"
 #include "heap_gpu.h"
 #include "gpu/coll_gpu.h"

@@ -111,4 +111,15 @@ void shoal_team_fini(void);
  * without calling up into this module. */
 void shoal_team_gpu_fill(shmemx_device_state_t *st, int32_t (*rows)[4], int nrows);
 
+/* ---- set by shoal_team_init for the collectives (coll_core.h) ---- */
+/* Some node of the job runs more PEs than it has CPUs (shoal_g.crowded: the same on every PE, so members choose
+ * alike): algorithms that need every member scheduled at once (pull, rsag, a round trip per call) cost context
+ * switches there, so the automatic choice favours pushes, and small broadcasts, fcollects and alltoalls that let a
+ * PE run ahead (staging ring, pushes into scratch). */
+extern bool shoal_coll_oversubscribed;
+/* Bytes a call must write across the team before its copies stream past the caches (shoal_copy_stream): half the
+ * last-level cache (set at init). Only [f]collect and alltoall, whose volume is members^2 blocks: a broadcast's
+ * copies measured slower streamed at 1-2 MiB on 4 PEs (their readers find them in cache otherwise). */
+extern size_t shoal_coll_stream_min;
+
 #endif

@@ -6,7 +6,7 @@
  * (shoal_coll_gpu_slot_begin / _end): a reduction takes two epochs of the slot (one with the one-exchange kernel of
  * small calls, whose scratch is the slot's: shoal_coll_gpu_slot_scratch), a fcollect one.
  */
-#include "coll.h"
+#include "coll_core.h"
 #include "heap_gpu.h"
 #include "gpu/coll_gpu_reduce.h"
 

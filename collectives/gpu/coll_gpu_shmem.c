@@ -21,7 +21,7 @@
  * device) when the PEs' kernels can run concurrently (one PE per GPU, or MPS running), else the kernel without the wait
  * followed by a stream synchronize and a team barrier on the host (SHOAL_COLL_GPU_SYNC=host).
  */
-#include "coll.h"
+#include "coll_core.h"
 #include "heap_gpu.h"
 #include "gpu/coll_gpu.h"
 #include "gpu/coll_gpu_reduce.h" /* shoal_coll_gpu_entry_launch */
