@@ -14,7 +14,7 @@
  * hierarchical (the automatic choice for contiguous alltoall on teams spanning nodes with two or more members on
  *   some node, for blocks of at most SHOAL_COLL_HIER_A2A_PIECES pieces): through each node's leader, see
  *   alltoall_hier. */
-#include "coll.h"
+#include "coll_core.h"
 #include "gpu/coll_gpu.h"
 
 #include <time.h>

@@ -1,56 +1,7 @@
-/* coll_barrier.c - team, active-set and all-PE barriers (spec 9.9: shmem_team_sync, shmem_barrier, shmem_sync,
- * shmem_barrier_all, shmem_sync_all; the runtime registers the last as its shoal_barrier_all_hook).
- *   dissemination (default): round k signals member (me + 2^k) % n and waits for (me - 2^k) % n; ceil(log2 n)
- *     rounds, each sender's signals land in a distinct cell of the receiver.
- *   linear: every member signals member 0, which then releases every member (2 (n - 1) signals through one PE).
- *   hierarchical (default for teams on several nodes with two or more PEs on some node): members signal their
- *     node's leader through shared memory, the leaders run the dissemination barrier among themselves, then release
- *     their node; ceil(log2 nodes) messages between nodes per leader, none for the other members (flat
- *     dissemination sends up to ceil(log2 n) from every PE). As SOS's and OSHMEM's node-aware barriers. */
-#include "coll.h"
-
-static void barrier_hier(shoal_team_t *t, uint64_t v) {
-  if (t->lead_idx < 0) {
-    shoal_coll_post(t, t->mates[0], v);
-    shoal_coll_wait(t, t->mates[0], v);
-    return;
-  }
-  for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
-  int n = t->nlead, me = t->lead_idx;
-  for (int d = 1; d < n; d <<= 1) {
-    shoal_coll_post(t, t->lead[me + d < n ? me + d : me + d - n], v);
-    shoal_coll_wait(t, t->lead[me - d >= 0 ? me - d : me - d + n], v);
-  }
-  for (int k = 0; k < t->nmates; k++) shoal_coll_post(t, t->mates[k], v);
-}
-
-void shoal_coll_barrier(shoal_team_t *t, const char *routine) {
-  int n = t->size, me = t->rank;
-  if (n == 1) {
-    atomic_thread_fence(memory_order_seq_cst);
-    return;
-  }
-  uint64_t v = ++t->seq;
-  int algo = shoal_coll_algo(SHOAL_COLL_BARRIER, routine);
-  if (SHOAL_UNLIKELY(t->hier) && (algo == SHOAL_ALGO_AUTO || algo == SHOAL_BARRIER_HIER)) {
-    barrier_hier(t, v);
-    return;
-  }
-  if (algo == SHOAL_BARRIER_LINEAR) {
-    if (me == 0) {
-      for (int s = 1; s < n; s++) shoal_coll_wait(t, s, v);
-      for (int r = 1; r < n; r++) shoal_coll_post(t, r, v);
-    } else {
-      shoal_coll_post(t, 0, v);
-      shoal_coll_wait(t, 0, v);
-    }
-    return;
-  }
-  for (int d = 1; d < n; d <<= 1) {
-    shoal_coll_post(t, me + d < n ? me + d : me + d - n, v);
-    shoal_coll_wait(t, me - d >= 0 ? me - d : me - d + n, v);
-  }
-}
+/* coll_barrier.c - the barriers' entry points, teams, active sets and all PEs (spec 9.9: shmem_team_sync,
+ * shmem_barrier, shmem_sync, shmem_barrier_all, shmem_sync_all; the runtime registers the last as its
+ * shoal_barrier_all_hook); the algorithms are coll_core.c's (shoal_coll_barrier). */
+#include "coll_core.h"
 
 int shmem_team_sync(shmem_team_t team) {
   shoal_coll_barrier(shoal_team_get(team, "shmem_team_sync"), "shmem_team_sync");

@@ -15,7 +15,7 @@
  *   hierarchical (teams on several nodes with two or more members on some node; the automatic choice there): push
  *     through the nodes, see bcast_hier.
  * Apart from staged, the root's source and every dest are read or written directly: no scratch, no staging copy. */
-#include "coll.h"
+#include "coll_core.h"
 #include "gpu/coll_gpu.h"
 
 /* Automatic choice (measured on 2 cores, 2 and 4 PEs): staged for teams up to half their staging (16 KiB for WORLD

@@ -17,7 +17,7 @@
  * scratch pushes into the receivers' scratch (coll.h, "Pushes into scratch"): no entry signal.
  * hierarchical (fcollect's automatic choice on teams spanning nodes with two or more members on some node, for
  *   blocks of at most SHOAL_COLL_HIER_GATHER_PIECES pieces): through each node's leader, see fcollect_hier. */
-#include "coll.h"
+#include "coll_core.h"
 #include "gpu/coll_gpu.h"
 
 #include <time.h>

@@ -1,6 +1,6 @@
-/* coll_core.c - what every collective shares: the all-to-all exchange, per-call delta tables, argument checks,
- * the SHMEM_DEBUG cross-PE argument check, and algorithm selection from SHOAL_COLL_<FAMILY>_ALGO. */
-#include "coll.h"
+/* coll_core.c - what every collective shares: the all-to-all exchange, the barrier, per-call delta tables, argument
+ * checks, the SHMEM_DEBUG cross-PE argument check, and algorithm selection from SHOAL_COLL_<FAMILY>_ALGO. */
+#include "coll_core.h"
 #include "xlate.h" /* shoal_space_find, shoal_xlate_slow */
 
 void shoal_coll_exchange(shoal_team_t *t, uint64_t v) {
@@ -16,6 +16,57 @@ void shoal_coll_post_far(const shoal_team_t *t, int r, uint64_t v) {
   }
   shoal_tl_fence("collective");
   shoal_tl_amo("collective", t->world[r], (void *)t->rflag[r], 8, SHOAL_TL_AMO_ADD, 1, 0);
+}
+
+/* The barrier algorithms (the entry points: coll_barrier.c):
+ *   dissemination (default): round k signals member (me + 2^k) % n and waits for (me - 2^k) % n; ceil(log2 n)
+ *     rounds, each sender's signals land in a distinct cell of the receiver.
+ *   linear: every member signals member 0, which then releases every member (2 (n - 1) signals through one PE).
+ *   hierarchical (default for teams on several nodes with two or more PEs on some node): members signal their
+ *     node's leader through shared memory, the leaders run the dissemination barrier among themselves, then release
+ *     their node; ceil(log2 nodes) messages between nodes per leader, none for the other members (flat
+ *     dissemination sends up to ceil(log2 n) from every PE). As SOS's and OSHMEM's node-aware barriers. */
+static void barrier_hier(shoal_team_t *t, uint64_t v) {
+  if (t->lead_idx < 0) {
+    shoal_coll_post(t, t->mates[0], v);
+    shoal_coll_wait(t, t->mates[0], v);
+    return;
+  }
+  for (int k = 0; k < t->nmates; k++) shoal_coll_wait(t, t->mates[k], v);
+  int n = t->nlead, me = t->lead_idx;
+  for (int d = 1; d < n; d <<= 1) {
+    shoal_coll_post(t, t->lead[me + d < n ? me + d : me + d - n], v);
+    shoal_coll_wait(t, t->lead[me - d >= 0 ? me - d : me - d + n], v);
+  }
+  for (int k = 0; k < t->nmates; k++) shoal_coll_post(t, t->mates[k], v);
+}
+
+void shoal_coll_barrier(shoal_team_t *t, const char *routine) {
+  int n = t->size, me = t->rank;
+  if (n == 1) {
+    atomic_thread_fence(memory_order_seq_cst);
+    return;
+  }
+  uint64_t v = ++t->seq;
+  int algo = shoal_coll_algo(SHOAL_COLL_BARRIER, routine);
+  if (SHOAL_UNLIKELY(t->hier) && (algo == SHOAL_ALGO_AUTO || algo == SHOAL_BARRIER_HIER)) {
+    barrier_hier(t, v);
+    return;
+  }
+  if (algo == SHOAL_BARRIER_LINEAR) {
+    if (me == 0) {
+      for (int s = 1; s < n; s++) shoal_coll_wait(t, s, v);
+      for (int r = 1; r < n; r++) shoal_coll_post(t, r, v);
+    } else {
+      shoal_coll_post(t, 0, v);
+      shoal_coll_wait(t, 0, v);
+    }
+    return;
+  }
+  for (int d = 1; d < n; d <<= 1) {
+    shoal_coll_post(t, me + d < n ? me + d : me + d - n, v);
+    shoal_coll_wait(t, me - d >= 0 ? me - d : me - d + n, v);
+  }
 }
 
 char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done, size_t nb) {

@@ -11,7 +11,7 @@
  *     reduce_hier; the automatic choice on such teams, oneshot/rdbl/rsag as above on any other.
  * oneshot, rdbl and hierarchical take long vectors in chunks that fit half the team's scratch; consecutive chunks
  * alternate halves (coll.h). Every member combines in the same order, so all get bit-identical results. */
-#include "coll.h"
+#include "coll_core.h"
 #include "gpu/coll_gpu_reduce.h"
 
 #include <stdlib.h>

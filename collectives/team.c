@@ -1,10 +1,10 @@
-/* team.c - teams (spec 9.4): the predefined teams, splits, queries, destroy, team contexts, and the team slots that
- * hold every team's flags and scratch (model in coll.h; the struct and handles in team.h). */
-#include "coll.h"
+/* team.c - teams (spec 9.4): the predefined teams, active sets, queries, team contexts, and the team slots that hold
+ * every team's flags and scratch (model in coll.h; the struct and handles in team.h; splits and destroy, which run
+ * collectives: team_split.c). */
+#include "team.h"
 #include "xlate.h" /* shoal_space_find, shoal_xlate_slow: a pSync's space */
 #include "ctx.h"
 #include "heap_gpu.h"
-#include "gpu/coll_gpu.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -23,15 +23,13 @@ static struct {
   char *scratch, *stage;
   size_t scratch_size, stage_size;
 } slots[SHOAL_TEAM_SLOTS];
-static bool slot_used[SHOAL_TEAM_SLOTS];   /* a team of this PE holds the slot */
-static uint64_t slot_hw[SHOAL_TEAM_SLOTS]; /* highest signal value a team of this PE used in the slot */
-static int flag_stride;                    /* uint64 units between cells: a cache line when affordable */
-static uint64_t *split_buf;                /* symmetric: the slot table reduced over the parent at a split */
-_Atomic uint64_t *shoal_coll_dbg;          /* symmetric: SHMEM_DEBUG argument checks (coll_core.c) */
+bool shoal_team_slot_used[SHOAL_TEAM_SLOTS];   /* a team of this PE holds the slot */
+uint64_t shoal_team_slot_hw[SHOAL_TEAM_SLOTS]; /* highest signal value a team of this PE used in the slot */
+static int flag_stride;                        /* uint64 units between cells: a cache line when affordable */
+uint64_t *shoal_team_split_buf;                /* symmetric: the slot table reduced over the parent at a split */
+_Atomic uint64_t *shoal_coll_dbg;              /* symmetric: SHMEM_DEBUG argument checks (coll_core.c) */
 bool shoal_coll_oversubscribed;
 size_t shoal_coll_stream_min = (size_t)16 << 20;
-
-#define TOP_BIT ((uint64_t)1 << 63)
 
 /* Arrays of a team for n members, in one block. */
 static shoal_status_t team_arrays(shoal_team_t *t, int n) {
@@ -103,7 +101,7 @@ static shoal_status_t team_hier(shoal_team_t *t) {
   return SHOAL_OK;
 }
 
-static void team_free(shoal_team_t *t) {
+void shoal_team_free(shoal_team_t *t) {
   free(t->delta);
   t->delta = NULL;
   t->world = NULL;
@@ -111,8 +109,8 @@ static void team_free(shoal_team_t *t) {
 }
 
 /* Fill a team on slot with members wstart + i * wstride; rank is this PE's number. */
-static shoal_status_t team_setup(shoal_team_t *t, int slot, int wstart, int wstride, int size, int rank,
-                                 uint64_t seq) {
+shoal_status_t shoal_team_setup(shoal_team_t *t, int slot, int wstart, int wstride, int size, int rank,
+                                uint64_t seq) {
   if (team_arrays(t, size)) return SHOAL_ERR_NOMEM;
   t->aset = false;
   t->slot = slot;
@@ -185,10 +183,10 @@ shoal_status_t shoal_team_init(void) {
     slots[s].scratch_size = sz;
     slots[s].stage_size = s < 2 ? SHOAL_TEAM_STAGE_WORLD : SHOAL_TEAM_STAGE_USER;
     slots[s].stage = shoal_internal_alloc(slots[s].stage_size, SHOAL_CACHELINE);
-    slot_used[s] = s < 2;
-    slot_hw[s] = 0;
+    shoal_team_slot_used[s] = s < 2;
+    shoal_team_slot_hw[s] = 0;
   }
-  split_buf = shoal_internal_alloc(SHOAL_TEAM_SLOTS * sizeof(uint64_t), SHOAL_CACHELINE);
+  shoal_team_split_buf = shoal_internal_alloc(SHOAL_TEAM_SLOTS * sizeof(uint64_t), SHOAL_CACHELINE);
   shoal_coll_dbg = shoal_internal_alloc(SHOAL_CACHELINE, SHOAL_CACHELINE);
   /* SHARED: the PEs whose memory this PE maps (spec 9.4.2: shmem_ptr works between them), this node's unless
    * SHOAL_TRANSPORT=ofi. Teams here are arithmetic sequences of world PEs: where the node's PEs are not one (an
@@ -206,7 +204,8 @@ shoal_status_t shoal_team_init(void) {
   }
   if (seq && cnt > 1) sh[1] = stride, sh[2] = cnt;
   else srank = 0, sh[0] = shoal_g.me;
-  if (team_setup(&world_obj, 0, 0, 1, n, shoal_g.me, 0) || team_setup(&shared_obj, 1, sh[0], sh[1], sh[2], srank, 0))
+  if (shoal_team_setup(&world_obj, 0, 0, 1, n, shoal_g.me, 0) ||
+      shoal_team_setup(&shared_obj, 1, sh[0], sh[1], sh[2], srank, 0))
     return SHOAL_ERR_NOMEM;
   world_obj.predefined = shared_obj.predefined = true;
   SHMEM_TEAM_WORLD = &world_obj;
@@ -235,7 +234,7 @@ static _Thread_local shoal_team_t aset_obj; /* per thread: threads may run activ
 
 /* A pool entry for a new team: never used, or destroyed longest ago. Destroyed entries keep their header (magic
  * SHOAL_TEAM_DEAD) until reused, so a late use of the handle is reported as such. */
-static shoal_team_t *team_alloc(void) {
+shoal_team_t *shoal_team_alloc(void) {
   for (unsigned k = 0; k < SHOAL_TEAM_POOL - 2; k++) {
     unsigned i = 2 + (pool_next - 2 + k) % (SHOAL_TEAM_POOL - 2);
     if (shoal_team_pool[i].magic != SHOAL_TEAM_MAGIC) {
@@ -249,11 +248,11 @@ static shoal_team_t *team_alloc(void) {
 
 void shoal_team_fini(void) {
   for (int i = 0; i < SHOAL_TEAM_POOL; i++) {
-    team_free(&shoal_team_pool[i]);
+    shoal_team_free(&shoal_team_pool[i]);
     shoal_team_pool[i].magic = 0;
   }
   pool_next = 2;
-  team_free(&aset_obj);
+  shoal_team_free(&aset_obj);
   aset_obj.magic = 0;
   free(hier_buf);
   hier_buf = NULL;
@@ -368,142 +367,6 @@ void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe) {
   shoal_team_t *t = shoal_team_get(team, "shmem_team_ptr");
   if (pe < 0 || pe >= t->size) return NULL;
   return shmem_ptr(dest, t->world[pe]);
-}
-
-/* ---- creation ---- */
-
-static void u64_max(void *o, const void *a, const void *b, size_t n) {
-  uint64_t *x = o;
-  const uint64_t *y = a, *z = b;
-  for (size_t i = 0; i < n; i++) x[i] = y[i] > z[i] ? y[i] : z[i];
-}
-
-typedef struct {
-  int start, stride, size; /* parent team numbers start + i * stride, i < size; size 0: not a member */
-  const shmem_team_config_t *config;
-  long mask;
-  shmem_team_t *out;
-} team_spec_t;
-
-/* Collective over p: create nnew teams (spec[k] describes the caller's k-th new team). Every new team takes a slot
- * that no member of p holds: one max-reduction over p of the slot table (bit 63: held; low bits: highest signal
- * value used), so members agree on the slots and start above every stale value in their flag cells. */
-static int team_create(shoal_team_t *p, const char *routine, int nnew, team_spec_t *spec) {
-  for (int s = 0; s < SHOAL_TEAM_SLOTS; s++) split_buf[s] = slot_hw[s] | (slot_used[s] ? TOP_BIT : 0);
-  shoal_coll_reduce(p, split_buf, split_buf, SHOAL_TEAM_SLOTS, sizeof(uint64_t), u64_max, routine);
-  int chosen[2], nfound = 0;
-  for (int s = 2; s < SHOAL_TEAM_SLOTS && nfound < nnew; s++)
-    if (!(split_buf[s] & TOP_BIT)) chosen[nfound++] = s;
-  for (int k = 0; k < nnew; k++) *spec[k].out = SHMEM_TEAM_INVALID;
-  if (nfound < nnew) { /* the same on every PE of the parent; the nonzero return says it, SHMEM_DEBUG says why */
-    if (shoal_env.debug && p->rank == 0)
-      shoal_warn("%s: no free team slot: at most %d teams sharing a PE with this parent team may exist at once "
-                 "(destroy unused teams)", routine, SHOAL_TEAM_SLOTS - 2);
-    return -1;
-  }
-  shoal_team_t *made[2] = {NULL, NULL};
-  for (int k = 0; k < nnew; k++) {
-    team_spec_t *sp = &spec[k];
-    if (!sp->size) continue;
-    int myrank = (p->rank - sp->start) / (sp->stride ? sp->stride : 1);
-    shoal_team_t *t = team_alloc();
-    int wstart = p->world[sp->start], wstride = p->wstride * sp->stride;
-    if (!t || team_setup(t, chosen[k], wstart, wstride, sp->size, myrank, split_buf[chosen[k]])) {
-      /* Cannot happen on one PE only without the others knowing; out of memory here is fatal. */
-      shoal_fatal(routine, "out of memory for a %d-PE team", sp->size);
-    }
-    if (sp->config && (sp->mask & SHMEM_TEAM_NUM_CONTEXTS)) t->config.num_contexts = sp->config->num_contexts;
-    t->config_mask = sp->mask;
-    slot_used[chosen[k]] = true;
-    *sp->out = t;
-    made[k] = t;
-    shoal_gpu_team_set((int)(t - shoal_team_pool), t->wstart, t->wstride, t->size, t->rank);
-    SHOAL_DEBUG(SHOAL_SUB_COLL, "%s: team %p: slot %d, %d PEs (world %d + i*%d), my number %d", routine, (void *)t,
-                chosen[k], t->size, t->wstart, t->wstride, t->rank);
-  }
-  shoal_coll_gpu_team_made(p, made, nnew, routine); /* collective over p, as the split */
-  return 0;
-}
-
-static void check_config(const char *routine, const char *arg, const shmem_team_config_t *config, long mask) {
-  if (mask & ~SHMEM_TEAM_NUM_CONTEXTS)
-    shoal_fatal(routine, "%s_mask %#lx has bits other than SHMEM_TEAM_NUM_CONTEXTS", arg, mask);
-  if (mask && !config) shoal_fatal(routine, "%s: NULL with %s_mask %#lx", arg, arg, mask);
-  if (mask && config->num_contexts < 0)
-    shoal_fatal(routine, "%s: num_contexts %d must be >= 0", arg, config->num_contexts);
-}
-
-int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
-                             const shmem_team_config_t *config, long config_mask, shmem_team_t *new_team) {
-  static const char routine[] = "shmem_team_split_strided";
-  SHOAL_CHECK_INIT(routine);
-  if (!new_team) shoal_fatal(routine, "new_team: NULL");
-  *new_team = SHMEM_TEAM_INVALID;
-  if (parent_team == SHMEM_TEAM_INVALID) return -1;
-  shoal_team_t *p = shoal_team_get(parent_team, routine);
-  check_config(routine, "config", config, config_mask);
-  shoal_coll_debug_check(p, routine, "start", (uint64_t)start, "stride", (uint64_t)stride);
-  shoal_coll_debug_check(p, routine, "size", (uint64_t)size, NULL, 0);
-  /* Every PE of the parent passes the same triplet, so an invalid one is refused everywhere without talking. */
-  long long last = start + (long long)stride * (size - 1);
-  if (size < 1 || size > p->size || start < 0 || start >= p->size || last < 0 || last >= p->size ||
-      (stride == 0 && size != 1)) {
-    if (shoal_env.debug)
-      shoal_warn("%s: invalid triplet (start %d, stride %d, size %d) for a parent team of %d PEs", routine, start,
-                 stride, size, p->size);
-    return -1;
-  }
-  int d = p->rank - start;
-  bool member = stride ? d % stride == 0 && d / stride >= 0 && d / stride < size : d == 0;
-  team_spec_t spec = {start, stride, member ? size : 0, config, config_mask, new_team};
-  return team_create(p, routine, 1, &spec);
-}
-
-int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
-                        long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
-                        long yaxis_mask, shmem_team_t *yaxis_team) {
-  static const char routine[] = "shmem_team_split_2d";
-  SHOAL_CHECK_INIT(routine);
-  if (!xaxis_team) shoal_fatal(routine, "xaxis_team: NULL");
-  if (!yaxis_team) shoal_fatal(routine, "yaxis_team: NULL");
-  *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
-  if (parent_team == SHMEM_TEAM_INVALID) return -1;
-  shoal_team_t *p = shoal_team_get(parent_team, routine);
-  check_config(routine, "xaxis_config", xaxis_config, xaxis_mask);
-  check_config(routine, "yaxis_config", yaxis_config, yaxis_mask);
-  shoal_coll_debug_check(p, routine, "xrange", (uint64_t)xrange, NULL, 0);
-  if (xrange < 1) {
-    if (shoal_env.debug) shoal_warn("%s: xrange %d must be >= 1", routine, xrange);
-    return -1;
-  }
-  int n = p->size, xr = xrange > n ? n : xrange, x = p->rank % xr, y = p->rank / xr;
-  int xsize = n - y * xr < xr ? n - y * xr : xr; /* the last row may be short */
-  int ysize = (n - 1 - x) / xr + 1;
-  team_spec_t spec[2] = {{y * xr, 1, xsize, xaxis_config, xaxis_mask, xaxis_team},
-                         {x, xr, ysize, yaxis_config, yaxis_mask, yaxis_team}};
-  return team_create(p, routine, 2, spec);
-}
-
-void shmem_team_destroy(shmem_team_t team) {
-  static const char routine[] = "shmem_team_destroy";
-  SHOAL_CHECK_INIT(routine);
-  if (team == SHMEM_TEAM_INVALID) return;
-  shoal_team_t *t = shoal_team_get(team, routine);
-  if (t->predefined)
-    shoal_fatal(routine, "team: %s is predefined and cannot be destroyed",
-                t == &world_obj ? "SHMEM_TEAM_WORLD" : "SHMEM_TEAM_SHARED");
-  shoal_ctx_destroy_team(team);
-  shoal_coll_gpu_forget_slot(t->slot);
-  shoal_coll_stage_drain(t); /* a later team on the slot must not overwrite what a slow member still reads */
-  shoal_coll_scratch_drain(t); /* nor a leader's scratch half that its members still copy out of */
-  /* No other synchronization: every signal a member sends is consumed before its receiver leaves the collective (or,
-   * staging's "done", by the drain above), and a later team on this slot starts above t->seq (slot_hw), so nothing
-   * stale can be mistaken for a new signal. */
-  slot_used[t->slot] = false;
-  if (t->seq > slot_hw[t->slot]) slot_hw[t->slot] = t->seq;
-  t->magic = SHOAL_TEAM_DEAD;
-  shoal_gpu_team_set((int)(t - shoal_team_pool), 0, 0, 0, 0);
-  team_free(t);
 }
 
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx) {

@@ -1,8 +1,8 @@
 /*
- * team.h - the team struct, its handles and the teams module's set-up (collectives/team.c). Teams live with the
- * collectives that run over them (the model: coll.h); the runtime below knows a team only as an opaque
- * shmem_team_t: the handles SHMEM_TEAM_WORLD / SHMEM_TEAM_SHARED (their storage is the runtime's, state.c) and the
- * hooks this module registers at init (api/init.c).
+ * team.h - the team struct, its handles and the teams module's set-up (collectives/team.c; splits and destroy, which
+ * run collectives: team_split.c). Teams live with the collectives that run over them (the model: coll.h); the runtime
+ * below knows a team only as an opaque shmem_team_t: the handles SHMEM_TEAM_WORLD / SHMEM_TEAM_SHARED (their storage
+ * is the runtime's, state.c) and the hooks this module registers at init (api/init.c).
  */
 #ifndef SHOAL_TEAM_H
 #define SHOAL_TEAM_H
@@ -110,5 +110,28 @@ void shoal_team_fini(void);
  * as the runtime's shoal_gpu_teams_hook (runtime/heap_gpu.h), so that the device heap's set-up learns the teams
  * without calling up into this module. */
 void shoal_team_gpu_fill(shmemx_device_state_t *st, int32_t (*rows)[4], int nrows);
+
+/* ---- for the operations that run collectives (team_split.c: splits, destroy; definitions in team.c) ---- */
+extern bool shoal_team_slot_used[SHOAL_TEAM_SLOTS];   /* a team of this PE holds the slot */
+extern uint64_t shoal_team_slot_hw[SHOAL_TEAM_SLOTS]; /* highest signal value a team of this PE used in the slot */
+extern uint64_t *shoal_team_split_buf;                /* symmetric: the slot table reduced over the parent at a split */
+/* A pool entry for a new team: never used, or destroyed longest ago (NULL: none). */
+shoal_team_t *shoal_team_alloc(void);
+/* Fill a team on slot with members wstart + i * wstride; rank is this PE's number, seq its first signal value. */
+shoal_status_t shoal_team_setup(shoal_team_t *t, int slot, int wstart, int wstride, int size, int rank,
+                                uint64_t seq);
+/* Free a team's arrays. */
+void shoal_team_free(shoal_team_t *t);
+
+/* ---- set by shoal_team_init for the collectives (coll_core.h) ---- */
+/* Some node of the job runs more PEs than it has CPUs (shoal_g.crowded: the same on every PE, so members choose
+ * alike): algorithms that need every member scheduled at once (pull, rsag, a round trip per call) cost context
+ * switches there, so the automatic choice favours pushes, and small broadcasts, fcollects and alltoalls that let a
+ * PE run ahead (staging ring, pushes into scratch). */
+extern bool shoal_coll_oversubscribed;
+/* Bytes a call must write across the team before its copies stream past the caches (shoal_copy_stream): half the
+ * last-level cache (set at init). Only [f]collect and alltoall, whose volume is members^2 blocks: a broadcast's
+ * copies measured slower streamed at 1-2 MiB on 4 PEs (their readers find them in cache otherwise). */
+extern size_t shoal_coll_stream_min;
 
 #endif

@@ -21,7 +21,7 @@
  * device) when the PEs' kernels can run concurrently (one PE per GPU, or MPS running), else the kernel without the wait
  * followed by a stream synchronize and a team barrier on the host (SHOAL_COLL_GPU_SYNC=host).
  */
-#include "coll.h"
+#include "coll_core.h"
 #include "heap_gpu.h"
 #include "gpu/coll_gpu.h"
 #include "gpu/coll_gpu_reduce.h" /* shoal_coll_gpu_entry_launch */
@@ -207,7 +207,7 @@ void shoal_coll_gpu_team_made(shoal_team_t *parent, shoal_team_t *const *made, i
     if (slot_setup(t, st))
       shoal_fatal(routine, "cannot set up the GPU collective state of team slot %d", t->slot);
   }
-  shmem_team_sync((shmem_team_t)parent); /* no member signals into a row that another one still resets */
+  shoal_coll_barrier(parent, "shmem_team_sync"); /* no member signals into a row that another one still resets */
 }
 
 /* ---- a call's slot: gpu_coll below and the reductions (coll_gpu_reduce_shmem.c; issue 16) ---- */
@@ -261,7 +261,7 @@ void shoal_coll_gpu_slot_end(shoal_team_t *t, void *s, void *stream, int epochs,
   C.issued[slot] += C.wait && t->size > 1 ? (unsigned long long)epochs : 0;
   if (!stream || !C.wait) {
     if (shoal_gpu_ops.stream_sync(s)) shoal_fatal(routine, "the collective kernel failed (stream %p)", s);
-    if (!C.wait) shmem_team_sync((shmem_team_t)t);
+    if (!C.wait) shoal_coll_barrier(t, "shmem_team_sync");
   }
 }
 
@@ -322,56 +322,6 @@ int shoal_coll_gpu_bcast(shoal_team_t *t, void *dest, const void *source, size_t
                          const char *routine) {
   return gpu_coll(SHOAL_COLL_GPU_BCAST, t, dest, source, nbytes, root, stream, routine);
 }
-
-/* ---- public: stream-ordered forms ---- */
-static int on_stream(int op, const char *routine, shmem_team_t team, void *dest, const void *source, size_t nelems,
-                     void *stream) {
-  SHOAL_CHECK_INIT(routine);
-  shoal_team_t *t = shoal_team_get(team, routine);
-  if (gpu_coll(op, t, dest, source, nelems, 0, stream, routine) == SHOAL_OK) return 0;
-  /* Host buffers (or no GPU kernels): drain the stream, then the host collective. */
-  if (shoal_gpu_heap_ready() && shoal_gpu_ops.stream_sync(stream))
-    shoal_fatal(routine, "cannot synchronize stream %p", stream);
-  return op == SHOAL_COLL_GPU_ALLTOALL ? shmem_alltoallmem(team, dest, source, nelems)
-                                       : shmem_fcollectmem(team, dest, source, nelems);
-}
-
-int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream) {
-  return on_stream(SHOAL_COLL_GPU_FCOLLECT, "shmemx_fcollectmem_on_stream", team, dest, source, nelems, stream);
-}
-
-int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, void *stream) {
-  return on_stream(SHOAL_COLL_GPU_ALLTOALL, "shmemx_alltoallmem_on_stream", team, dest, source, nelems, stream);
-}
-
-/* Broadcast on a stream: as shmem_broadcastmem (PE_root in team numbering, dest written on every member, the root's
- * too), enqueued on stream for device-heap buffers; host buffers drain the stream and run the host broadcast. */
-static int bcast_on_stream(const char *routine, shmem_team_t team, void *dest, const void *source, size_t nelems,
-                           size_t esize, int PE_root, void *stream) {
-  SHOAL_CHECK_INIT(routine);
-  shoal_team_t *t = shoal_team_get(team, routine);
-  if (SHOAL_UNLIKELY(PE_root < 0 || PE_root >= t->size))
-    shoal_fatal(routine, "PE_root: %d out of range [0, %d) of the team", PE_root, t->size);
-  const size_t nb = shoal_coll_bytes(routine, nelems, esize);
-  if (!nb) return 0;
-  shoal_coll_check_overlap(routine, dest, nb, source, nb, true);
-  if (gpu_coll(SHOAL_COLL_GPU_BCAST, t, dest, source, nb, PE_root, stream, routine) == SHOAL_OK) return 0;
-  if (shoal_gpu_heap_ready() && shoal_gpu_ops.stream_sync(stream))
-    shoal_fatal(routine, "cannot synchronize stream %p", stream);
-  return shmem_broadcastmem(team, dest, source, nb, PE_root);
-}
-
-int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root,
-                                  void *stream) {
-  return bcast_on_stream("shmemx_broadcastmem_on_stream", team, dest, source, nelems, 1, PE_root, stream);
-}
-#define SHOAL_DEF_BCAST_ON_STREAM(T, N)                                                                               \
-  int shmemx_##N##_broadcast_on_stream(shmem_team_t team, T *dest, const T *source, size_t nelems, int PE_root,       \
-                                       void *stream) {                                                                \
-    return bcast_on_stream("shmemx_" #N "_broadcast_on_stream", team, dest, source, nelems, sizeof(T), PE_root,      \
-                           stream);                                                                                    \
-  }
-SHOAL_RMA_TYPES(SHOAL_DEF_BCAST_ON_STREAM)
 
 int shmemx_coll_device_info(void *buf, size_t len) {
   SHOAL_CHECK_INIT("shmemx_coll_device_info");

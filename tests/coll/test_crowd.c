@@ -18,7 +18,7 @@
  *    reused slots waited for) from a root whose members enter 100 ms late, values checked on every call.
  * --expect-crowded (under cpuset_run.sh, one CPU): shoal_g.crowded must be set though more CPUs are online.
  */
-#include "coll.h"
+#include "coll_core.h"
 
 #include <sched.h>
 #include <shmem.h>

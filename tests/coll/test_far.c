@@ -16,7 +16,7 @@
  * SHMEM_DEBUG (its argument checks add barriers) and when WORLD is not such a team (SHOAL_NODE_PES overridden).
  * Also: the shm transport's signal refuses a misaligned flag as the ofi one does (each PE prints that one line).
  */
-#include "coll.h"
+#include "coll_core.h"
 
 #include "transport.h"
 

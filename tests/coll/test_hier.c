@@ -14,7 +14,7 @@
  * barrier between them (the scratch halves' reuse), and a double sum whose bits depend on the order of the
  * additions, compared across PEs. Counts are skipped under SHMEM_DEBUG (its argument checks add barriers).
  */
-#include "coll.h" /* SHOAL_TEAM_SCRATCH_WORLD: the reduction's chunks */
+#include "coll_core.h" /* SHOAL_TEAM_SCRATCH_WORLD: the reduction's chunks */
 
 #include "transport.h"
 

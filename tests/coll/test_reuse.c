@@ -9,7 +9,7 @@
  * (oshrun's timeout). Now the collect exchanges once more when all sizes are 0: PE 0 leaves A's collect only after
  * PE 1 has read the sizes. PE 1 checks that its dest is untouched and B's members check B's values.
  */
-#include "coll.h"
+#include "coll_core.h"
 
 #include <shmem.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * allocation routing (SHMEMX_MALLOC_DEVICE, SHOAL_HEAP=device), exhaustion, host RMA through the space's put/get
  * (contiguous, strided, typed), the _on_stream forms, the barrier fallback, host AMOs, calloc/realloc/free, and the
  * GPU collectives' per-team state set up at a split (issue 16). */
-#include "coll.h"
+#include "coll_core.h"
 #include "heap_gpu.h"
 
 #include <fcntl.h>

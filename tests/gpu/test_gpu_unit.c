@@ -2,7 +2,7 @@
  * table filling (stubs return SHOAL_ERR_NOSYS, a table of another size is refused), the co-residency limit, PEs per
  * GPU from the bus ids, the internal area layout, and the host-only path of a singleton job: device hints fall back
  * to the host heap, the _on_stream routines act as their host forms, the device state is refused. */
-#include "coll.h"
+#include "coll_core.h"
 #include "heap_gpu.h"
 
 #include <check.h>
