@@ -2,14 +2,15 @@
 """perf/ab.py - two Shoal builds side by side (before/after a change that must not change speed), alternating launches.
 
   perf/ab.py AFTER_BUILD BEFORE_BUILD [--rounds R] [--placements bound,net] [--max-size BYTES] [--iters-scale F]
-             [--csv OUT.csv] [--limit PCT] [--budget SECONDS]
+             [--csv OUT.csv] [--limit PCT] [--budget SECONDS] [--tests PLACEMENT:TEST,...]
 
 Runs perf/bench_rma, bench_p2p and bench_coll of each build directory (meson builds them) under that build's
 oshrun, in turn, the order swapped every round, every row once per round (these machines are shared and noisy: only a ratio measured side by
 side means anything). Placements: bound (oshrun's default, a PE per core) and net (every PE its own node over
 libfabric's net provider on lo). A cell is the median over the rounds of each launch's median; ratio = before usec /
 after usec (> 1: after is faster). Prints the groups' geometric means and every row where after is slower than
---limit percent (default 3), and exits 0 (a report, not a test).
+--limit percent (default 3), and exits 0 (a report, not a test). --tests runs only the tests named (each
+PLACEMENT:TEST, e.g. bound:get_lat,net:put_bw), to look again, with more rounds, at the rows a first run found slower.
 """
 import argparse, csv, io, math, os, statistics, subprocess, sys, time
 
@@ -53,6 +54,7 @@ def main():
     ap.add_argument("--limit", type=float, default=3.0)
     ap.add_argument("--csv")
     ap.add_argument("--budget", type=float, default=0, help="seconds: no round starts that would end past it")
+    ap.add_argument("--tests", default="", help="PLACEMENT:TEST,...: only these (default: every test)")
     args = ap.parse_args()
     builds = [("after", os.path.abspath(args.after)), ("before", os.path.abspath(args.before))]
     cells = {}  # (placement, bench, npes, test, bytes) -> {build: [usec per round]}
@@ -64,6 +66,10 @@ def main():
             break  # the next round would not end within --budget (rounds take about the same time)
         for placement in args.placements.split(","):
             for bench, npes, only in JOBS:
+                if args.tests:
+                    only = ",".join(t for t in only.split(",") if f"{placement}:{t}" in args.tests.split(","))
+                    if not only:
+                        continue
                 for name, b in (builds if rnd % 2 == 0 else builds[::-1]):
                     for r in run(b, placement, bench, npes, only, args):
                         key = (placement, bench, npes, r["test"], int(r["bytes"]))
