@@ -4,7 +4,9 @@
  *   2. adds to the next PE, fence, a put of a flag that PE waits for: the adds must have landed;
  *   3. (2+ PEs) PE 0 issues adds to the last PE while that PE is stopped (SIGSTOP): the calls must return at once
  *      (an AMO waiting for its answer would wait until SIGCONT, sent after 1.5 s by an alarm); quiet after SIGCONT
- *      completes them. Over shm the target's CPU is not needed anyway: the check holds trivially. */
+ *      completes them. Over shm the target's CPU is not needed anyway: the check holds trivially.
+ *   4. adds on a context of its own to the next PE, shmem_ctx_quiet, a flag put on the default context: the
+ *      context's quiet covers the AMOs issued on it. */
 #include "ptest.h"
 
 #include <signal.h>
@@ -17,7 +19,7 @@
 #define FENCE_N 100
 #define STOP_N 32
 
-static long cnt, cnt2, fcnt, scnt, flag;
+static long cnt, cnt2, fcnt, scnt, flag, ccnt, cflag;
 static unsigned long bits;
 static long slot[64];
 static int pid;
@@ -112,5 +114,14 @@ int main(void) {
     shmem_barrier_all();
     if (me == last) CHECK(scnt == 2 * STOP_N, "scnt %ld, want %d", scnt, 2 * STOP_N);
   }
+  /* 4. */
+  shmem_ctx_t ctx;
+  if (shmem_ctx_create(0, &ctx)) ctx = SHMEM_CTX_DEFAULT;
+  for (int i = 0; i < FENCE_N; i++) shmem_ctx_long_atomic_add(ctx, &ccnt, 3, next);
+  shmem_ctx_quiet(ctx);
+  shmem_long_p(&cflag, 1, next);
+  shmem_long_wait_until(&cflag, SHMEM_CMP_EQ, 1);
+  CHECK(ccnt == 3 * FENCE_N, "after the context's quiet and the flag: ccnt %ld, want %d", ccnt, 3 * FENCE_N);
+  if (ctx != SHMEM_CTX_DEFAULT) shmem_ctx_destroy(ctx);
   return ptest_finish("amo_nonfetch");
 }
