@@ -14,7 +14,8 @@
  *
  * AMOs. A type is done natively (fi_atomic, fi_fetch_atomic, fi_compare_atomic) when fi_query_atomic says yes for
  * every op the spec has on it, else every op on it goes through the message fallback: a 48-byte request that the
- * target performs with __atomic builtins and answers. One route per type keeps AMOs on one object mutually atomic.
+ * target performs with __atomic builtins and answers; a non-fetching one returns once sent, and quiet and fence wait
+ * for its answer (amo.c). One route per type keeps AMOs on one object mutually atomic.
  *
  * Progress. With FI_PROGRESS_MANUAL data progress (tcp;ofi_rxm) nothing moves at a target that makes no libfabric
  * call, and a PE may be computing while peers put to it. So a thread waits on the receive CQ's fd, which also wakes
@@ -54,8 +55,9 @@
 #define NRECV 1024                /* fallback AMO messages in flight towards one PE: libfabric's net provider loses a
                                      message that finds no receive posted (seen: a stranger's flood of 10,000 junk
                                      messages against 64 buffers stalled a PE's AMO 3 times in 8 runs; 0 in 10
-                                     with 1024). 48 KiB; each PE has one blocking AMO in flight per thread */
-#define NWAIT 64                  /* fallback AMOs in flight from one PE (one per thread) */
+                                     with 1024). 48 KiB; each PE has up to fb_cap non-fetching AMOs in flight and
+                                     one fetching AMO per thread */
+#define NWAIT 64                  /* fallback AMOs in flight from one PE */
 #define RESEND_NS 200000000L      /* a fallback request unanswered this long is sent again (the target answers a */
 #define RESEND_MAX_NS 1600000000L /* request it saw again from its record), doubling up to this */
 #define FB_LOOK_NS 10000000L      /* waits look at the non-fetching requests in flight at most this often */
