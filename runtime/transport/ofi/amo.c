@@ -2,38 +2,93 @@
 #include "ofi.h"
 
 /* ---- AMOs ---- */
-static shoal_status_t amo_fallback(int space, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,
-                                   void *fetch) {
+/* A fetching fallback AMO to pe waits first for the non-fetching ones in flight to pe: the provider delivers one
+ * peer's messages in order, but a lost request overtaken by a later one would not be (an inc then a fetch of the
+ * same object must see the inc, as natively: FI_ORDER_ATOMIC_RAW). Nothing to scan while none is in flight. */
+static void fb_wait_pe(int pe) {
+  shoal_wait_t ws = {0};
+  for (unsigned spins = 0; atomic_load_explicit(&shoal_ofi.fb_async, memory_order_acquire); spins++) {
+    bool busy = false;
+    for (int i = 0; i < NWAIT && !busy; i++)
+      busy = atomic_load_explicit(&shoal_ofi.waiters[i].async, memory_order_acquire) && shoal_ofi.waiters[i].pe == pe;
+    if (!busy) return;
+    if (shoal_ofi.thread_on) note_poll();
+    if (spins % WAIT_POLLS == 0) {
+      shoal_ofi_watch();
+      shoal_ofi_fb_tend(false);
+    }
+    shoal_ofi_rx_poll();
+    wait_backoff(&ws, spins);
+  }
+}
+
+/* The message fallback's requester side (the target's: msg.c). A fetching AMO waits in its slot for the answer. A
+ * non-fetching one returns once its request is sent (fire and forget, as a native fi_atomic with FI_INJECT): its
+ * slot keeps the request and t, the endpoint it was issued on, whose fb_out counts it until the answer frees the
+ * slot; quiet and fence on t wait for them (shoal_ofi_fb_drain), and the waits send them again and time them out
+ * (shoal_ofi_fb_tend). At most fb_cap of them are in flight from a PE: the next waits for an answer. */
+static shoal_status_t amo_fallback(txep_t *t, int space, int pe, size_t off, int op, size_t size, uint64_t v,
+                                   uint64_t c, void *fetch) {
   if (!shoal_ofi.fallback_ok) {
     shoal_warn("fi_atomic: %s has no native %s on this type and no room for the message fallback (inject_size %zu)",
                shoal_ofi.info->fabric_attr->prov_name, amo_ops[op].name, shoal_ofi.inject_size);
     return SHOAL_ERR_NOSYS;
   }
+  bool async = amo_ops[op].kind == K_WRITE;
+  shoal_wait_t ws = {0};
+  if (async) {
+    for (unsigned spins = 0;; spins++) { /* a place among the fb_cap in flight: drains through progress */
+      int n = atomic_load(&shoal_ofi.fb_async);
+      if (n < shoal_ofi.fb_cap && atomic_compare_exchange_weak(&shoal_ofi.fb_async, &n, n + 1)) break;
+      shoal_ofi_progress_once();
+      if (n >= shoal_ofi.fb_cap) wait_backoff(&ws, spins);
+    }
+  } else {
+    fb_wait_pe(pe);
+  }
   waiter_t *w = NULL;
-  for (unsigned i = 0;; i = (i + 1) % NWAIT) {
+  for (unsigned i = 0, spins = 0;; i = (i + 1) % NWAIT) {
     uint32_t free_ = 0;
     if (atomic_compare_exchange_weak(&shoal_ofi.waiters[i].state, &free_, 3)) { /* 3: no answer may claim it yet */
       w = &shoal_ofi.waiters[i];
       break;
     }
-    if (i == NWAIT - 1) shoal_ofi_progress_once();
+    if (i == NWAIT - 1) { /* all taken (other threads' AMOs): they drain through progress */
+      shoal_ofi_progress_once();
+      wait_backoff(&ws, spins++);
+    }
   }
   uint64_t gen = (atomic_load(&w->gen) + 1) & ((1ull << 56) - 1);
   atomic_store(&w->gen, gen ? gen : 1); /* generation 0 is that of a target's empty record */
-  atomic_store_explicit(&w->state, 1, memory_order_release);
   amo_msg_t m = {.kind = MSG_REQ, .op = (uint8_t)op, .size = (uint8_t)size, .space = (uint8_t)space, .pe = shoal_ofi.me,
                  .off = off, .operand = v, .compare = c,
                  .id = (uint64_t)(w - shoal_ofi.waiters) | atomic_load(&w->gen) << 8, .token = shoal_ofi.rtoken[pe]};
+  if (async) {
+    int64_t now = now_ns();
+    w->m = m, w->pe = pe, w->owner = t;
+    w->t0 = w->last = now, w->rto = RESEND_NS, w->resend = now + RESEND_NS;
+    atomic_store(&w->async, true);
+    atomic_fetch_add(&t->fb_out, 1); /* before state 1: the answer may come at once */
+  }
+  atomic_store_explicit(&w->state, 1, memory_order_release);
   ssize_t r;
   /* A full transmit queue (behind a dead link, say): progress and the watch while it drains. */
   while ((r = fi_inject(shoal_ofi.ep, &m, sizeof m, shoal_ofi.addr[pe])) == -FI_EAGAIN) shoal_ofi_progress_once();
   if (r) {
+    uint32_t waiting = 1; /* nothing sent, nothing to answer it; only a resend's look (5) may hold it a moment */
+    while (!atomic_compare_exchange_weak(&w->state, &waiting, 3)) waiting = 1;
+    if (async) {
+      atomic_store(&w->async, false);
+      atomic_fetch_sub(&t->fb_out, 1);
+      atomic_fetch_sub(&shoal_ofi.fb_async, 1);
+    }
     atomic_store(&w->state, 0);
     return shoal_ofi_fail("fi_inject", r);
   }
+  if (async) return SHOAL_OK;
   /* Answers land in the receive CQ, which the progress thread reads too: poll it here rather than wait for that
    * thread's wake-up (whoever reads the answer fills w). */
-  shoal_wait_t ws = {0};
+  ws = (shoal_wait_t){0};
   int64_t t0 = now_ns(), last = t0, resend = t0 + RESEND_NS, rto = RESEND_NS;
   for (unsigned spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != 2; spins++) {
     if (shoal_ofi.thread_on) note_poll();
@@ -96,7 +151,7 @@ shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, in
   shoal_status_t rc;
   if (SHOAL_UNLIKELY(t->fence_w || t->fence_a) && (rc = shoal_ofi_fence_before(t, true, !shoal_ofi.native[type])))
     return rc;
-  if (!shoal_ofi.native[type]) return amo_fallback(space, pe, off, op, size, v, c, fetch);
+  if (!shoal_ofi.native[type]) return amo_fallback(t, space, pe, off, op, size, v, c, fetch);
 
   uint64_t raddr = shoal_ofi.rbase[space][pe] + off, key = shoal_ofi.rkey[space][pe];
   enum fi_datatype dt = amo_types[type].dt;

@@ -5,7 +5,8 @@
  * It only issues: it shares the domain, the address vector and the memory keys (registered on the domain; a provider
  * with FI_MR_ENDPOINT binds them to the main endpoint, which is the only one that is ever a target) and has its own
  * transmit CQ and counters, so that its quiet waits for its own operations and a private context takes no lock.
- * Fallback AMOs still go through the main endpoint (their answers land there); shoal_ofi_fence_before orders them. */
+ * Fallback AMOs still go through the main endpoint (their answers land there); a non-fetching one counts in flight on
+ * the context's txep (fb_out), so that the context's quiet and fence wait for the ones issued on it, not others. */
 void shoal_ofi_tx_close(txep_t *t) {
   pthread_mutex_lock(&shoal_ofi_txs_mu);
   if (t->next) {

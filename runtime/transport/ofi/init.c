@@ -356,6 +356,12 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   shoal_ofi.rtoken = calloc((size_t)shoal_ofi.npes, sizeof *shoal_ofi.rtoken);
   shoal_ofi.done = calloc((size_t)shoal_ofi.npes * NWAIT, sizeof *shoal_ofi.done);
   pthread_mutex_init(&shoal_ofi.exec_mu, NULL);
+  pthread_mutex_init(&shoal_ofi.fb_mu, NULL);
+  /* Non-fetching fallback AMOs in flight from this PE: every PE's together must not outrun a target's receives
+   * (net loses a message that finds none posted: a resend 200 ms later), and 8 slots stay for fetching ones. */
+  shoal_ofi.fb_cap = (int)(nrecv / (2 * (size_t)shoal_ofi.npes));
+  shoal_ofi.fb_cap = shoal_ofi.fb_cap > NWAIT - 8 ? NWAIT - 8 : shoal_ofi.fb_cap < 1 ? 1 : shoal_ofi.fb_cap;
+  atomic_store(&shoal_ofi.fb_async, 0);
   names = malloc((size_t)shoal_ofi.npes * alen);
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) {
     shoal_ofi.rbase[s] = calloc((size_t)shoal_ofi.npes, sizeof(uint64_t));

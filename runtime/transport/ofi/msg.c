@@ -4,7 +4,7 @@
 /* ---- the fallback AMO: the target's part (the arithmetic: shoal_amo_host, comm.h) ---- */
 
 /* Sends from inside progress: retry with progress of the transmit side only (never the receive CQ: no recursion). */
-static ssize_t send_msg(const amo_msg_t *m, int pe) {
+ssize_t shoal_ofi_send_msg(const amo_msg_t *m, int pe) {
   ssize_t r;
   while ((r = fi_inject(shoal_ofi.ep, m, sizeof *m, shoal_ofi.addr[pe])) == -FI_EAGAIN)
     fi_cntr_read(shoal_ofi.t0.wcntr);
@@ -44,7 +44,7 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
     }
     d->id = m->id, d->value = rep.operand, d->status = rep.op;
     pthread_mutex_unlock(&shoal_ofi.exec_mu);
-    ssize_t e = send_msg(&rep, m->pe);
+    ssize_t e = shoal_ofi_send_msg(&rep, m->pe);
     if (e) shoal_ofi_fail("fi_inject", e);
   } else if (m->kind == MSG_REP) {
     unsigned slot = (unsigned)(m->id & 0xff);
@@ -54,9 +54,26 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
      * the slot (1 -> 4) and check its generation after the claim, so that a late answer never fills the slot's
      * next request. */
     uint32_t waiting = 1;
-    if (!atomic_compare_exchange_strong(&w->state, &waiting, 4)) return;
+    while (!atomic_compare_exchange_strong(&w->state, &waiting, 4)) {
+      if (waiting != 5) return;
+      waiting = 1; /* being sent again (shoal_ofi_fb_tend, never on a thread that handles messages): a moment */
+      sched_yield();
+    }
     if (atomic_load(&w->gen) != m->id >> 8) {
       atomic_store_explicit(&w->state, 1, memory_order_release);
+      return;
+    }
+    if (w->async) { /* non-fetching: nobody waits in the slot; count it done on its endpoint and free it */
+      txep_t *t = w->owner;
+      if (m->op) {
+        shoal_warn("fi_atomic: pe %d refused the %s at offset %" PRIu64 " of space %d", w->pe,
+                   amo_ops[w->m.op].name, w->m.off, w->m.space);
+        atomic_fetch_add(&t->fb_err, 1);
+      }
+      w->async = false;
+      atomic_fetch_sub(&shoal_ofi.fb_async, 1);
+      atomic_store_explicit(&w->state, 0, memory_order_release);
+      atomic_fetch_sub_explicit(&t->fb_out, 1, memory_order_release); /* after the slot: a drained quiet sees it free */
       return;
     }
     w->value = m->operand;

@@ -14,7 +14,8 @@
  *
  * AMOs. A type is done natively (fi_atomic, fi_fetch_atomic, fi_compare_atomic) when fi_query_atomic says yes for
  * every op the spec has on it, else every op on it goes through the message fallback: a 48-byte request that the
- * target performs with __atomic builtins and answers. One route per type keeps AMOs on one object mutually atomic.
+ * target performs with __atomic builtins and answers; a non-fetching one returns once sent, and quiet and fence wait
+ * for its answer (amo.c). One route per type keeps AMOs on one object mutually atomic.
  *
  * Progress. With FI_PROGRESS_MANUAL data progress (tcp;ofi_rxm) nothing moves at a target that makes no libfabric
  * call, and a PE may be computing while peers put to it. So a thread waits on the receive CQ's fd, which also wakes
@@ -54,10 +55,12 @@
 #define NRECV 1024                /* fallback AMO messages in flight towards one PE: libfabric's net provider loses a
                                      message that finds no receive posted (seen: a stranger's flood of 10,000 junk
                                      messages against 64 buffers stalled a PE's AMO 3 times in 8 runs; 0 in 10
-                                     with 1024). 48 KiB; each PE has one blocking AMO in flight per thread */
-#define NWAIT 64                  /* fallback AMOs in flight from one PE (one per thread) */
+                                     with 1024). 48 KiB; each PE has up to fb_cap non-fetching AMOs in flight and
+                                     one fetching AMO per thread */
+#define NWAIT 64                  /* fallback AMOs in flight from one PE */
 #define RESEND_NS 200000000L      /* a fallback request unanswered this long is sent again (the target answers a */
 #define RESEND_MAX_NS 1600000000L /* request it saw again from its record), doubling up to this */
+#define FB_LOOK_NS 10000000L      /* waits look at the non-fetching requests in flight at most this often */
 #define PT_HOLD_NS 200000L        /* the progress thread's first look again at whether the PE still polls ... */
 #define PT_HOLD_MAX_NS 2000000L   /* ... doubling while it does, up to this: the longest a peer's operation waits
                                      for the thread after the PE stops polling (more often costs a bound PE 20-30%
@@ -114,11 +117,20 @@ typedef struct amo_msg {
   uint64_t id; /* the requester's waiter: slot | generation << 8 */
   uint64_t token;
 } amo_msg_t;
+struct txep;
+/* A fallback request's slot. A fetching AMO waits in it for the answer (state 2). A non-fetching one (async) returns
+ * once sent: the slot keeps the request for resends and its issuing endpoint, whose fb_out the answer decrements
+ * as it frees the slot (docs/design/transport.md). */
 typedef struct waiter {
-  _Atomic uint32_t state; /* 0 free, 3 being set up, 1 waiting, 4 being answered, 2 answered */
+  _Atomic uint32_t state; /* 0 free, 3 being set up, 1 waiting, 4 being answered, 2 answered, 5 being sent again */
   _Atomic uint64_t gen; /* 56 bits travel in the id: never wraps in a job's life */
   int32_t status;
   uint64_t value;
+  _Atomic bool async; /* the fields below: set before state 1 */
+  int32_t pe;
+  struct txep *owner;
+  amo_msg_t m;
+  int64_t t0, last, resend, rto; /* waiting since (stretches of waiting only), last look, next resend, its step */
 } waiter_t;
 
 /* What one PE tells the others at init. */
@@ -149,6 +161,8 @@ typedef struct txep {
   bool fence_w, fence_a; /* a fence is pending over the puts (w) or the non-fetching AMOs (a) before it */
   pthread_mutex_t mu;
   _Atomic uint64_t w_issued, r_issued, w_err, r_err;
+  _Atomic uint64_t fb_out; /* non-fetching fallback AMOs issued here and not answered yet (quiet and fence wait) */
+  _Atomic uint32_t fb_err; /* of those, answered "refused": quiet reports it */
   _Atomic uint8_t *dirty; /* [npes]: written since the last flush */
   _Atomic bool dirty_any;
   char flush_byte[SHOAL_CACHELINE];
@@ -177,6 +191,10 @@ extern struct shoal_ofi_state {
   _Atomic uint64_t dropped;    /* messages refused: foreign, malformed, truncated */
   _Atomic bool dropped_said;   /* the first drop's line was printed */
   waiter_t waiters[NWAIT];
+  _Atomic int fb_async;     /* slots held by non-fetching requests, all endpoints: at most fb_cap */
+  int fb_cap;               /* min(NWAIT - 8, NRECV / (2 npes)), at least 1: a target's receives stay ahead */
+  _Atomic int64_t fb_next_ns; /* the next look at their resends and timeouts */
+  pthread_mutex_t fb_mu;    /* one looker at a time (trylock: a resend's own progress may look again) */
   /* The last request carried out for each (requester, waiter slot), and its answer: a request sent again (its
    * answer or itself lost) is answered again without being carried out twice. Under exec_mu (the PE and its
    * progress thread both handle messages). */
@@ -256,6 +274,7 @@ void shoal_ofi_close_fid(void *fidp);
 void shoal_ofi_drop(const char *why, size_t len);
 ssize_t shoal_ofi_post_recv(amo_msg_t *buf);
 /* msg.c */
+ssize_t shoal_ofi_send_msg(const amo_msg_t *m, int pe);
 void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len);
 /* progress.c */
 void shoal_ofi_rx_poll(void);
@@ -265,12 +284,14 @@ shoal_status_t shoal_ofi_watch_init(void);
 void shoal_ofi_watch_fini(void);
 void shoal_ofi_tx_progress_all(void);
 void *shoal_ofi_progress_main(void *arg);
+void shoal_ofi_fb_tend(bool force);
 void shoal_ofi_progress_once(void);
 shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs);
 shoal_status_t shoal_ofi_quiet_common(txep_t *t);
 shoal_status_t shoal_ofi_fence_before(txep_t *t, bool amo, bool fallback);
 shoal_status_t shoal_ofi_quiet(void *ep);
 void shoal_ofi_progress(void);
+shoal_status_t shoal_ofi_fb_drain(txep_t *t);
 shoal_status_t shoal_ofi_fence_common(txep_t *t);
 shoal_status_t shoal_ofi_fence(void *ep);
 /* ctx.c */

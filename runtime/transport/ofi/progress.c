@@ -253,11 +253,48 @@ void *shoal_ofi_progress_main(void *arg) {
 }
 
 /* ---- waiting ---- */
+/* ---- non-fetching fallback AMOs in flight (amo.c) ----
+ * Their callers have returned, so the waits look after them: every FB_LOOK_NS at most (force: now), a request
+ * unanswered past its resend time is sent again (same id: the target answers it from its record, never does it
+ * twice), and one unanswered for SHOAL_OFI_TIMEOUT of waiting ends the job, as a fetching AMO's own wait does. The
+ * slot is claimed (1 -> 5) while it is read, so that its answer cannot free it meanwhile. */
+void shoal_ofi_fb_tend(bool force) {
+  if (SHOAL_LIKELY(!atomic_load_explicit(&shoal_ofi.fb_async, memory_order_relaxed))) return;
+  int64_t now = now_ns(), to = shoal_ofi_watch_timeout_ns();
+  if (!force && now < atomic_load_explicit(&shoal_ofi.fb_next_ns, memory_order_relaxed)) return;
+  if (pthread_mutex_trylock(&shoal_ofi.fb_mu)) return;
+  atomic_store_explicit(&shoal_ofi.fb_next_ns, now + FB_LOOK_NS, memory_order_relaxed);
+  for (int i = 0; i < NWAIT; i++) {
+    waiter_t *w = &shoal_ofi.waiters[i];
+    uint32_t waiting = 1;
+    if (!atomic_load_explicit(&w->async, memory_order_relaxed) ||
+        !atomic_compare_exchange_strong(&w->state, &waiting, 5))
+      continue;
+    if (atomic_load(&w->async)) { /* still: the slot may have gone to a fetching AMO since the first look */
+      if (to && now - w->last > to / 4) w->t0 += now - w->last; /* this PE did not wait meanwhile: not the peer */
+      w->last = now;
+      if (now > w->resend) { /* the request or its answer may be lost (net: no receive posted) */
+        ssize_t r = shoal_ofi_send_msg(&w->m, w->pe);
+        if (r) shoal_ofi_fail("fi_inject", r); /* tried again at the next resend; the timeout ends it */
+        w->rto = w->rto * 2 < RESEND_MAX_NS ? w->rto * 2 : RESEND_MAX_NS;
+        w->resend = now + w->rto;
+      }
+      if (to && now - w->t0 > to)
+        shoal_fatal("ofi", "PE %d did not answer for %.1f s (a %s request of the message fallback: link down, the PE "
+                    "stopped or gone, or the message lost; SHOAL_OFI_TIMEOUT=%lld): ending the job", w->pe,
+                    (double)(now - w->t0) / 1e9, amo_ops[w->m.op].name, (long long)(to / 1000000000));
+    }
+    atomic_store_explicit(&w->state, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&shoal_ofi.fb_mu);
+}
+
 /* While a call waits for the wire: the counters' reads run the provider's progress; where fallback AMOs can come,
  * this PE also answers their requests here (two PEs may wait for each other's answer, and the thread stands back
  * while the PE polls). */
 void shoal_ofi_progress_once(void) {
   shoal_ofi_watch();
+  shoal_ofi_fb_tend(false);
   if (shoal_ofi.thread_on) note_poll();
   if (shoal_ofi.rx_main) shoal_ofi_rx_poll(); /* fi_cq_read runs the provider's progress too */
   else fi_cntr_read(shoal_ofi.t0.wcntr);
@@ -275,6 +312,7 @@ shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64
     if (shoal_ofi.thread_on) note_poll();
     if (spins % WAIT_POLLS == 0) {
       shoal_ofi_watch();
+      shoal_ofi_fb_tend(false);
       if (shoal_ofi.rx_main) shoal_ofi_rx_poll(); /* answers to peers: a second progress call */
       else if (t != &shoal_ofi.t0) fi_cntr_read(shoal_ofi.t0.wcntr); /* peers' RMA on this PE: the thread stands back */
     }
@@ -283,8 +321,29 @@ shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64
 }
 
 /* ---- completion ---- */
+/* Until every non-fetching fallback AMO issued on t was answered (performed at its target); one refused is
+ * reported here, its line said when the answer came. The answers come to the receive CQ, polled here. */
+shoal_status_t shoal_ofi_fb_drain(txep_t *t) {
+  shoal_wait_t ws = {0};
+  for (unsigned spins = 0; atomic_load_explicit(&t->fb_out, memory_order_acquire); spins++) {
+    if (shoal_ofi.thread_on) note_poll();
+    if (spins % WAIT_POLLS == 0) {
+      shoal_ofi_watch();
+      shoal_ofi_fb_tend(false);
+    }
+    shoal_ofi_rx_poll();
+    wait_backoff(&ws, spins);
+  }
+  if (SHOAL_UNLIKELY(atomic_load(&t->fb_err))) {
+    atomic_store(&t->fb_err, 0);
+    return SHOAL_ERR_INVAL;
+  }
+  return SHOAL_OK;
+}
+
 shoal_status_t shoal_ofi_quiet_common(txep_t *t) {
   if (SHOAL_UNLIKELY(!shoal_ofi.up)) return shoal_ofi_bad_call("shoal_tl_ofi_quiet", 0, 0, 0, 0);
+  shoal_status_t rf = shoal_ofi_fb_drain(t);
   if (shoal_ofi.flush && atomic_exchange(&t->dirty_any, false)) {
     for (int p = 0; p < shoal_ofi.npes; p++) {
       if (!atomic_load_explicit(&t->dirty[p], memory_order_relaxed) || !atomic_exchange(&t->dirty[p], 0)) continue;
@@ -298,7 +357,7 @@ shoal_status_t shoal_ofi_quiet_common(txep_t *t) {
   }
   shoal_status_t rw = WAIT_W(t), rr = WAIT_R(t);
   if (!rw && !rr) t->amo_out = t->fence_w = t->fence_a = t->wbuf_out = false;
-  return rw ? rw : rr;
+  return rw ? rw : rr ? rr : rf;
 }
 
 /* A pending fence, before an operation of the kind that it must follow: a put follows the puts before the fence on
@@ -334,6 +393,10 @@ void shoal_ofi_progress(void) {
 shoal_status_t shoal_ofi_fence_common(txep_t *t) {
   if (!shoal_ofi.lazy_fence) return shoal_ofi_quiet_common(t);
   if (SHOAL_UNLIKELY(!shoal_ofi.up)) return shoal_ofi_bad_call("shoal_tl_ofi_fence", 0, 0, 0, 0);
+  /* The fallback's messages have no order against puts or native AMOs, nor among themselves when one is lost and
+   * sent again: the fence waits for their answers (a round trip, only when some are in flight). */
+  shoal_status_t rc = shoal_ofi_fb_drain(t);
+  if (rc) return rc;
   if (atomic_load_explicit(&t->dirty_any, memory_order_relaxed)) t->fence_w = true;
   if (t->amo_out) t->fence_a = true;
   return SHOAL_OK;

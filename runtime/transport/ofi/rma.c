@@ -85,6 +85,9 @@ static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
     if ((rc = shoal_ofi_quiet_common(t))) return rc;
     return shoal_ofi_amo_common(t, space, pe, off, SHOAL_TL_AMO_SET, SHOAL_TL_UINT64, &v, NULL, NULL);
   }
+  /* Non-fetching fallback AMOs return before they are performed: their answers first (a round trip, only when some
+   * are in flight), as an AMO of the fallback was complete at return before issue 29. */
+  if (SHOAL_UNLIKELY(atomic_load_explicit(&t->fb_out, memory_order_relaxed)) && (rc = shoal_ofi_fb_drain(t))) return rc;
   if (t->amo_out || t->wbuf_out) { /* writes are locally complete once counted: AMOs delivered, sources free */
     if ((rc = WAIT_W(t))) return rc;
     t->amo_out = t->fence_a = t->wbuf_out = false;
