@@ -8,12 +8,13 @@ Runs perf/bench_init (each PE times its own shmem_init; the slowest is reported)
 SHOAL_TRANSPORT=ofi on lo (FI_PROVIDER net, and tcp;ofi_rxm for 'tcp'), for a baseline build of Shoal if given
 (before/after), and for OSHMEM (/usr/bin/oshcc, oshrun --oversubscribe, UCX_TLS=tcp,self on lo, btl self,tcp on lo:
 perf/compare's net placement). The implementations take turns within each round (the order reversed every other
-round). Prints a markdown table of medians: the slowest PE's shmem_init and the whole job's wall time (oshrun from
-start to exit), and the growth per PE between the smallest and the largest count. Cheap: rounds x counts x
+round). Prints a markdown table of medians: the slowest PE's shmem_init, the whole job's wall time (oshrun from
+start to exit) and its CPU time (user + system of every process of the job: steadier than times on a shared
+machine), and the growth of init per PE between the smallest and the largest count. Cheap: rounds x counts x
 implementations short jobs (about two minutes with the defaults on 2 CPUs). Separate from perf/compare, whose runs
 are long: init time is one number per job.
 """
-import argparse, os, re, statistics, subprocess, sys, tempfile, time
+import argparse, os, re, resource, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHOAL_ENV = {"SHOAL_TRANSPORT": "ofi", "FI_TCP_IFACE": "lo", "FI_NET_IFACE": "lo"}
@@ -61,21 +62,24 @@ def main():
         for rnd in range(args.rounds):
             for n in counts:
                 for label, pre, env, exe in (imps if rnd % 2 == 0 else list(reversed(imps))):
-                    t0 = time.monotonic()
+                    t0, r0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
                     p = subprocess.run(pre + [str(n), exe], env=dict(os.environ, **env), capture_output=True,
                                        text=True, timeout=args.timeout + 30)
-                    wall = time.monotonic() - t0
+                    wall, r1 = time.monotonic() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+                    cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)  # the job's processes, reaped
                     m = LINE.search(p.stdout)
                     if p.returncode or not m:
                         print(f"# {label} {n} PEs: exit {p.returncode}: {(p.stdout + p.stderr).strip()[-300:]}",
                               file=sys.stderr)
                         continue
-                    r = res.setdefault((label, n), ([], []))
+                    r = res.setdefault((label, n), ([], [], []))
                     r[0].append(float(m.group(2)))
                     r[1].append(wall)
-                    print(f"# round {rnd} {label} {n} PEs: init {m.group(2)} ms, wall {wall:.2f} s", file=sys.stderr)
+                    r[2].append(cpu)
+                    print(f"# round {rnd} {label} {n} PEs: init {m.group(2)} ms, wall {wall:.2f} s, cpu {cpu:.2f} s",
+                          file=sys.stderr)
     lo, hi = counts[0], counts[-1]
-    head = " | ".join(f"{n} PEs: init ms / wall s" for n in counts)
+    head = " | ".join(f"{n} PEs: init ms / wall s / CPU s" for n in counts)
     print(f"| implementation | {head} | init growth per PE ({lo} to {hi}) |")
     print("|---" * (len(counts) + 2) + "|")
     for label, *_ in imps:
@@ -86,7 +90,7 @@ def main():
                 cells.append("failed")
                 continue
             med[n] = statistics.median(r[0])
-            cells.append(f"{med[n]:.0f} / {statistics.median(r[1]):.2f}")
+            cells.append(f"{med[n]:.0f} / {statistics.median(r[1]):.2f} / {statistics.median(r[2]):.2f}")
         slope = f"{(med[hi] - med[lo]) / (hi - lo):.0f} ms" if lo in med and hi in med and hi > lo else "-"
         print(f"| {label} | " + " | ".join(cells) + f" | {slope} |")
     print(f"\n{args.rounds} rounds, medians; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
