@@ -22,8 +22,10 @@ static void at_exit_finalize(int status, void *arg) {
 static void init_common(const char *routine, int requested) {
   if (shoal_g.state == 1) return;
   if (shoal_g.state == 2) shoal_fatal(routine, "called after shmem_finalize (re-initialization is not supported)");
+  shoal_init_mark(NULL);
   shoal_rt_init(routine, requested); /* from here RMA works (shoal_g.state 1): the steps below may use it */
   if (shoal_team_init()) shoal_fatal(routine, "team setup failed");
+  shoal_init_mark("teams");
   /* Upward hooks: the runtime's barrier with shmem_barrier_all's meaning, and contexts' team PE numbers. */
   shoal_barrier_all_hook = shmem_barrier_all;
   shoal_team_translate_hook = shmem_team_translate_pe;
@@ -35,11 +37,13 @@ static void init_common(const char *routine, int requested) {
   if (shoal_coll_gpu_init()) /* once the device heap is up (a no-op without one) */
     shoal_warn("shmem_init: GPU collectives not set up: fcollect/alltoall on device buffers will be refused");
   shoal_gpu_announce(routine);
+  shoal_init_mark("device heap, GPU collectives");
   shoal_rt_init_end();
   static bool registered;
   if (!registered) on_exit(at_exit_finalize, NULL);
   registered = true;
   shoal_barrier_world();
+  shoal_init_mark("last barrier");
 }
 
 void shmem_init(void) { init_common("shmem_init", SHMEM_THREAD_SINGLE); }

@@ -205,21 +205,22 @@ static void heap_fini(void) {
   shoal_g.heap_size = 0;
 }
 
-/* Topology: this PE's GPU and CPU set from the pure mapping (oshrun applied the binding already). */
+/* Topology: this PE's GPU and CPU set from the pure mapping (oshrun applied the binding already). Loaded only when
+ * something asks for it: hwloc's discovery (PCI config space included) costs ~60 ms of CPU per PE, which made init
+ * grow with the PEs sharing a node (issue 29), and only a PE with GPUs (heap_gpu.c's pick_device) or the topo debug
+ * line uses the map. A SHOAL_TOPO the user set is still read at init, so that a bad one stops there. */
 static char pe_gpu_busid[16];
-int shoal_topo_gpu_busid(char *busid, size_t len) {
-  snprintf(busid, len, "%s", pe_gpu_busid);
-  return pe_gpu_busid[0] ? 0 : -1;
-}
-
-static void topo_init(const char *routine) {
+static bool topo_done;
+static const char *topo_routine = "shmem_init";
+static void topo_load(void) {
   hwloc_topology_t t;
   shoal_bind_t b = SHOAL_BIND_NONE;
   char msg[512];
+  topo_done = true;
   shoal_topo_parse_bind(shoal_env.bind, &b);
   if (shoal_topo_load_env(&t, shoal_env.topo_src[0] ? shoal_env.topo_src : NULL, msg, sizeof msg)) {
-    if (shoal_env.topo_src[0]) shoal_fatal(routine, "%s", msg); /* a value the user gave (an empty one: env.c) */
-    shoal_warn("%s: cannot read the node topology (hwloc); running without GPU mapping", routine);
+    if (shoal_env.topo_src[0]) shoal_fatal(topo_routine, "%s", msg); /* a value the user gave (an empty one: env.c) */
+    shoal_warn("%s: cannot read the node topology (hwloc); running without GPU mapping", topo_routine);
     return;
   }
   shoal_topo_map_t m;
@@ -235,6 +236,18 @@ static void topo_init(const char *routine) {
   hwloc_topology_destroy(t);
 }
 
+int shoal_topo_gpu_busid(char *busid, size_t len) {
+  if (!topo_done) topo_load();
+  snprintf(busid, len, "%s", pe_gpu_busid);
+  return pe_gpu_busid[0] ? 0 : -1;
+}
+
+static void topo_init(const char *routine) {
+  topo_routine = routine;
+  topo_done = false, pe_gpu_busid[0] = 0;
+  if (shoal_env.topo_src[0] || (shoal_log_mask & SHOAL_SUB_TOPO)) topo_load();
+}
+
 /* Module hooks, each in its own file. */
 shoal_status_t shoal_static_init(void);
 void shoal_static_fini(void);
@@ -248,6 +261,7 @@ void shoal_rt_init(const char *routine, int requested) {
   shoal_log_parse_subsys(shoal_env.debug_subsys, &mask, NULL, NULL);
   shoal_log_mask = shoal_env.debug ? mask : 0;
   if (shoal_boot_init(&shoal_g.boot)) shoal_fatal(routine, "bootstrap failed (the line above says why)");
+  shoal_init_mark("environment, bootstrap");
   shoal_g.me = shoal_g.boot.rank;
   if (shoal_g.me == 0) { /* once per job, as UCX warns of unused variables */
     char unknown[1024];
@@ -262,9 +276,13 @@ void shoal_rt_init(const char *routine, int requested) {
   shoal_g.spin = shoal_env.spin;
   shoal_wait_init(shoal_g.boot.machine_size > node_cpus()); /* not the affinity: bound PEs see one CPU each */
   if (heap_init(routine)) shoal_fatal(routine, "cannot set up the symmetric heap");
+  shoal_init_mark("heap");
   if (shoal_static_init()) shoal_fatal(routine, "cannot set up symmetric static data");
+  shoal_init_mark("static data");
   if (shoal_comm_setup(routine)) shoal_fatal(routine, "cannot reach every PE (the line above says why)");
+  shoal_init_mark("transports");
   topo_init(routine);
+  shoal_init_mark("topology");
   shoal_g.state = 1; /* the layers set up after this may call RMA */
 }
 

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 unsigned shoal_log_mask;
@@ -54,6 +55,20 @@ void shoal_log_debug_(enum shoal_subsys sub, const char *fmt, ...) {
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
   fprintf(stderr, "shoal[%s:%d PE %d %s]: %s\n", host, (int)getpid(), pe_for_log(), name, line);
+}
+
+/* Init's steps timed (SHMEM_DEBUG=1 SHOAL_DEBUG_SUBSYS=boot): where a slow start goes, per PE (issue 29). */
+void shoal_init_mark(const char *step) {
+  static double t0, last;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double now = ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+  if (!step) {
+    t0 = last = now;
+    return;
+  }
+  SHOAL_DEBUG(SHOAL_SUB_BOOT, "init: %s %.1f ms (%.1f ms since shmem_init began)", step, now - last, now - t0);
+  last = now;
 }
 
 void shoal_warn(const char *fmt, ...) {

@@ -37,6 +37,8 @@ void shoal_log_debug_(enum shoal_subsys sub, const char *fmt, ...) __attribute__
   do {                                                                                                                 \
     if (SHOAL_UNLIKELY(shoal_log_mask & (sub))) shoal_log_debug_(sub, __VA_ARGS__);                                    \
   } while (0)
+/* NULL: init starts now; else a debug line (boot) with the time of step since the last mark. */
+void shoal_init_mark(const char *step);
 /* One-line warning "shoal: PE n: msg" on stderr. */
 void shoal_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Fatal error: prints "shoal: PE <me>: <routine>: <msg>" and stops the whole job (never returns). */

@@ -250,12 +250,14 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   int ret;
   wire_t *all = NULL;
   uint8_t *names = NULL;
+  shoal_init_mark("ofi: fi_getinfo");
   if ((ret = fi_fabric(info->fabric_attr, &shoal_ofi.fabric, NULL))) { rc = open_fail("fi_fabric", ret); goto fail; }
   if ((ret = fi_domain(shoal_ofi.fabric, info, &shoal_ofi.domain, NULL))) {
     rc = open_fail("fi_domain", ret);
     goto fail;
   }
   query_atomics();
+  shoal_init_mark("ofi: fabric, domain");
   struct fi_av_attr ava = {.type = info->domain_attr->av_type, .count = (size_t)shoal_ofi.npes};
   if ((ret = fi_av_open(shoal_ofi.domain, &ava, &shoal_ofi.av, NULL))) { rc = open_fail("fi_av_open", ret); goto fail; }
   struct fi_cq_attr txa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
@@ -304,6 +306,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   if ((ret = fi_enable(shoal_ofi.ep))) { rc = open_fail("fi_enable", ret); goto fail; }
   shoal_ofi.t0.ep = shoal_ofi.ep;
   shoal_ofi.t0.lock = shoal_ofi.mt;
+  shoal_init_mark("ofi: endpoint");
   pthread_mutex_init(&shoal_ofi.t0.mu, NULL);
 
   wire_t w = {.addrlen = ADDR_MAX};
@@ -340,6 +343,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   size_t alen = ADDR_MAX;
   if ((ret = fi_getname(&shoal_ofi.ep->fid, w.addr, &alen))) { rc = open_fail("fi_getname", ret); goto fail; }
   w.addrlen = alen;
+  shoal_init_mark("ofi: memory registration");
 
   /* Fallback AMOs: receives posted before the exchange, so that a peer's first request finds one. */
   shoal_ofi.inject_size = info->tx_attr->inject_size;
@@ -350,6 +354,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   for (size_t i = 0; i < nrecv && shoal_ofi.fallback_ok; i++)
     if ((ret = (int)shoal_ofi_post_recv(&shoal_ofi.rxbuf[i]))) { rc = open_fail("fi_recv", ret); goto fail; }
 
+  shoal_init_mark("ofi: receives posted");
   all = malloc((size_t)shoal_ofi.npes * sizeof *all);
   shoal_ofi.addr = calloc((size_t)shoal_ofi.npes, sizeof *shoal_ofi.addr);
   shoal_ofi.t0.dirty = calloc((size_t)shoal_ofi.npes, sizeof *shoal_ofi.t0.dirty);
@@ -377,6 +382,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
     shoal_warn("shoal_tl_ofi_init: the bootstrap's allgather of endpoint names and keys failed");
     goto fail;
   }
+  shoal_init_mark("ofi: allgather");
   bool virt = mr_mode & FI_MR_VIRT_ADDR;
   for (int p = 0; p < shoal_ofi.npes; p++) {
     if (strncmp(all[p].prov, w.prov, sizeof w.prov)) {
@@ -407,6 +413,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   }
   free(all), all = NULL;
   free(names), names = NULL;
+  shoal_init_mark("ofi: fi_av_insert");
 
   /* The thread: for a provider that moves data only when called, or when fallback AMOs need a target to answer. */
   int nnative = 0;
@@ -415,6 +422,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
    * answer them, since the thread stands back while it polls. */
   shoal_ofi.rx_main = shoal_ofi.fallback_ok;
   if ((rc = shoal_ofi_watch_init())) goto fail;
+  shoal_init_mark("ofi: watch");
   bool need = info->domain_attr->data_progress != FI_PROGRESS_AUTO || shoal_ofi.rx_main;
   if (need && !can_wait)
     shoal_warn("fi_cq_open: %s has no CQ wait object: progress only inside transport calls",

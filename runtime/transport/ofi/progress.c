@@ -42,7 +42,7 @@ void shoal_ofi_rx_poll(void) {
 /* ---- the watch: a peer that stops answering ends the job (SHOAL_OFI_TIMEOUT, docs/design/trust.md) ----
  * A PE that waits on the wire (a blocking call, or a wait on its own memory: a barrier, shmem_wait_until) reads one
  * byte of every PE it reaches through this transport, at most once every timeout/4, on an endpoint of the
- * watch's own (opened at the first round, so that its completions say which peer answered). A round that a
+ * watch's own (opened when the first round is due, so that its completions say which peer answered). A round that a
  * peer leaves unanswered for the timeout, while this PE kept waiting, ends the job with one line naming the peer:
  * nothing else notices a link that went down or a PE that was stopped (the provider's TCP retries take a quarter of an
  * hour, and a flag that never arrives is just a wait). A PE that stops waiting for a quarter of the timeout starts the
@@ -164,9 +164,13 @@ void shoal_ofi_watch(void) {
   if (now - wt.last_ns > quarter) wt.round_ns = now;
   wt.last_ns = now;
   wt.next_ns = now + step;
-  if (wt.out < 0 || (!wt.ep && watch_open())) {
+  /* The endpoint opens when the first round is due, not at the first wait: init's own barrier would open it in every
+   * PE, and on tcp;ofi_rxm an endpoint's fi_enable fills buffer pools (0.2-0.3 s of init at 2 PEs, 0.6 s at 8 on 2
+   * CPUs; issue 29). Until then there is no endpoint, so nothing for a stranger to send to either. */
+  bool due = !wt.out && now - wt.round_ns >= quarter;
+  if (wt.out < 0 || (!wt.ep && due && watch_open())) {
     wt.out = -1, wt.timeout_ns = 0;
-  } else {
+  } else if (wt.ep) {
     if (wt.out) watch_post();
     watch_drain(); /* probes' answers, and what strangers sent to this endpoint */
     if (wt.out && now - wt.round_ns > wt.timeout_ns) {
