@@ -68,33 +68,54 @@ static void bcast_hier(shoal_team_t *t, void *dest, const void *src, size_t nb, 
   }
 }
 
-/* Staged, on t->all_far teams (coll.h, "Members on other nodes"): the root puts src into every member's staging
- * half and signals ack; a member copies it into dest and posts ack back ("done"). One message each way per member
- * and call, and no wait for one: the root waits only before it writes a half again, for the "done" of its own last
- * round there (long arrived in a loop), or, when another root staged that half last, for the entry signal (ready)
- * that members post only then. */
+/* Staged, on t->all_far teams (coll.h, "Members on other nodes"): the root puts src into a run of slots of every
+ * member's staging ring (t->stage_pos, as shoal_coll_stage's) and signals ack; a member copies it into dest. Before
+ * the root writes a run again it needs each member's word that it read the slots' last round: a signal from it of
+ * at least that round's ack when this root staged it (t->stage_root, t->stage_done: the same on every member),
+ * otherwise the member's entry signal (ready) of this round. A member posts "done" (its latest value) only every
+ * few rounds from one root (BCAST_FAR_ACK_EVERY, at most half the ring's rounds of this size) or when the root
+ * changes, and "ready" on entry when the root would otherwise wait for a round it has not confirmed: in a loop
+ * from one root a member sends one message per BCAST_FAR_ACK_EVERY calls (one per call before), and the root
+ * waits for nothing (it waited for the round before last's "done", a round trip per two calls). */
+#define BCAST_FAR_ACK_EVERY 8
+static void far_post(shoal_team_t *t, int root, uint64_t v) {
+  shoal_coll_post(t, root, v);
+  t->far_post_root = root;
+  t->far_post_val = v;
+  t->far_unposted = 0;
+}
+
 static void bcast_far(shoal_team_t *t, void *dest, const void *src, size_t nb, int root, bool local, uint64_t ready,
                       uint64_t ack, const char *routine) {
-  int n = t->size, me = t->rank, h = (int)(t->nstaged++ & 1), prev = t->stage_root[h];
-  char *stage = t->stage + (size_t)h * t->stage_half;
-  t->stage_root[h] = root;
+  int n = t->size, me = t->rank, pos = t->stage_pos, need = (int)((nb + SHOAL_STAGE_SLOT - 1) / SHOAL_STAGE_SLOT);
+  if (pos + need > t->stage_slots) pos = 0;
+  t->stage_pos = pos + need;
+  bool other = false; /* a slot last staged by another root: every member's entry signal */
+  uint64_t own = 0;   /* else the newest ack of this root's last rounds in these slots */
+  for (int k = pos; k < pos + need; k++) {
+    if (t->stage_root[k] == root) own = t->stage_done[k] > own ? t->stage_done[k] : own;
+    else if (t->stage_root[k] >= 0) other = true;
+    t->stage_root[k] = root;
+    t->stage_done[k] = ack;
+  }
+  char *stage = t->stage + (size_t)pos * SHOAL_STAGE_SLOT;
   if (me != root) {
-    if (prev >= 0 && prev != root) shoal_coll_post(t, root, ready);
+    if (other || (own && (t->far_post_root != root || t->far_post_val < own))) far_post(t, root, ready);
     shoal_coll_wait(t, root, ack);
     memcpy(dest, stage, nb);
-    shoal_coll_post(t, root, ack);
+    int half = t->stage_slots / need / 2, every = half < BCAST_FAR_ACK_EVERY ? half : BCAST_FAR_ACK_EVERY;
+    if (t->far_post_root != root || ++t->far_unposted >= every) far_post(t, root, ack);
     return;
   }
   for (int k = 1; k < n; k++) {
     int r = wrap(me + k, n);
-    if (prev == me)
-      shoal_coll_wait(t, r, t->stage_done[h]);
-    else if (prev >= 0)
+    if (other)
       shoal_coll_wait(t, r, ready);
+    else if (own)
+      shoal_coll_wait(t, r, own);
     shoal_coll_put(t, r, stage + t->delta[r], src, nb, routine);
     shoal_coll_post(t, r, ack);
   }
-  t->stage_done[h] = ack;
   if (local) memcpy(dest, src, nb);
 }
 

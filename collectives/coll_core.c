@@ -91,8 +91,18 @@ char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done, size_t nb) {
 void shoal_coll_stage_drain(shoal_team_t *t) {
   int n = t->size, me = t->rank;
   uint64_t last = 0;
-  for (size_t k = 0; k < SHOAL_STAGE_SLOTS; k++)
+  for (size_t k = 0; k < SHOAL_STAGE_SLOTS; k++) {
+    int q = t->stage_root[k];
+    if (t->all_far && q != me) { /* a member (bcast_far): post what that root may not have been told yet */
+      if (q >= 0 && t->stage_done[k] > (t->far_post_root == q ? t->far_post_val : 0)) {
+        shoal_coll_post(t, q, t->seq);
+        t->far_post_root = q;
+        t->far_post_val = t->seq;
+      }
+      continue;
+    }
     if (t->stage_done[k] > last) last = t->stage_done[k];
+  }
   for (int k = 1; k < n && last; k++) shoal_coll_wait(t, me + k < n ? me + k : me + k - n, last);
 }
 

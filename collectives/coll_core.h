@@ -76,7 +76,8 @@ void shoal_coll_exchange(shoal_team_t *t, uint64_t v);
  * has it at the same offset (+ t->delta[r]). owner: this PE writes it in this round, whose readers will post done:
  * first wait until every member has read what this PE last left in those slots. */
 char *shoal_coll_stage(shoal_team_t *t, bool owner, uint64_t done, size_t nb);
-/* Wait until every member has read what this PE staged (before its team's slot is released). */
+/* Wait until every member has read what this PE staged (before its team's slot is released); on all_far teams a
+ * member first posts to each root the "done" it has not yet sent (bcast_far batches them). Collective. */
 void shoal_coll_stage_drain(shoal_team_t *t);
 /* Before a team's slot is released: when its last scratch round had members read their leader's half
  * (fcollect_hier, alltoall_hier; a leader releases its members and returns without waiting for that), each member

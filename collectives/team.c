@@ -128,9 +128,12 @@ shoal_status_t shoal_team_setup(shoal_team_t *t, int slot, int wstart, int wstri
   t->stage_slots = (int)(slots[slot].stage_size / SHOAL_STAGE_SLOT);
   t->stage_pos = 0;
   t->seq = seq;
-  t->round = t->ncollect = t->nstaged = t->lead_read = 0;
+  t->round = t->ncollect = t->lead_read = 0;
   memset(t->stage_done, 0, sizeof t->stage_done);
-  t->stage_root[0] = t->stage_root[1] = -1;
+  for (size_t k = 0; k < SHOAL_STAGE_SLOTS; k++) t->stage_root[k] = -1;
+  t->far_post_root = -1;
+  t->far_post_val = 0;
+  t->far_unposted = 0;
   t->psync = NULL;
   t->cdelta = t->delta;
   t->remote = false;

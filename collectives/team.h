@@ -60,10 +60,12 @@ struct shoal_team {
   char *stage;                /* this PE's staging: stage_slots slots of SHOAL_STAGE_SLOT bytes (NULL: active sets) */
   size_t stage_half;          /* half the staging: the most a staged round holds (0 for active sets) */
   int stage_slots, stage_pos; /* the ring's slots, and the first of the next round (the same on every member) */
-  uint64_t nstaged;           /* all_far teams: staged rounds done (half nstaged & 1 of the receivers' is next) */
-  uint64_t stage_done[SHOAL_STAGE_SLOTS]; /* per slot (all_far: per half): the "done" value its readers post for
-                                             this PE's last round there */
-  int stage_root[2];          /* all_far teams, per half: the root of the last staged round in it (-1: none yet) */
+  uint64_t stage_done[SHOAL_STAGE_SLOTS]; /* per slot: the "done" value its readers post for this PE's last round
+                                             there (all_far: on every member, the last round's, whoever was root) */
+  int stage_root[SHOAL_STAGE_SLOTS]; /* all_far teams, per slot: the root of the last staged round in it (-1: none) */
+  int far_post_root;          /* all_far teams, as a member: the root this PE last posted to in a broadcast ... */
+  uint64_t far_post_val;      /* ... the value, and the rounds from that root read since (bcast_far: "done" batched) */
+  int far_unposted;
   uint64_t lead_read;         /* t->round after the last scratch round whose members read their leader's half
                                  (fcollect_hier, alltoall_hier): shmem_team_destroy waits for those reads */
   ptrdiff_t *tdelta[2];       /* [size] per-call delta tables for objects outside the heap */

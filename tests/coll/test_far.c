@@ -4,9 +4,9 @@
  *
  * Run with SHOAL_NODE_PES=1 (every PE its own node: libfabric between all of them). Per call, counted on each PE
  * through the transport (shoal_g.tl_ops, and libfabric's reads):
- *   broadcast from a root that staged the same half before: the root a put and a signal per member, a member one
- *     signal ("done") and no read (it no longer gets the root's staging); on a root change a member adds one entry
- *     signal for each of the two halves;
+ *   broadcast: the root a put and a signal per member, a member no read (it does not get the root's staging) and
+ *     at most an entry signal and a "done"; from one root, once around the staging ring, one "done" per 8 calls
+ *     (batched: the root does not wait on them);
  *   fcollect, alltoall: a put and a signal per other member, no entry signal (3 per member before).
  * Values are checked on every call, back to back with no barrier between calls: roots change every third call (the
  * staging halves pass between roots), sources are rewritten right after each call returns, alltoall also with a
@@ -32,8 +32,6 @@
 static long src[MAXPE * BIG], dst[MAXPE * BIG * 2];
 static int me, npes, fails;
 static bool counting;
-static int last[2] = {-1, -1}; /* the root of the last staged broadcast in each staging half, as the runtime keeps it */
-static unsigned staged;        /* staged broadcasts so far: the next uses half staged & 1 */
 
 static int calls_for(size_t nel) { return nel > 64 ? 4 : CALLS; }
 
@@ -55,24 +53,51 @@ static void check_count(const char *what, size_t nel, long sent, long want, uint
             (unsigned long)reads);
 }
 
+static void bcast_check(int c, size_t nel, int root) {
+  for (size_t i = 0; i < nel; i++)
+    if (dst[i] != val(root, c, i) && fails++ < 10)
+      fprintf(stderr, "test_far: PE %d: broadcast %d of %zu longs from PE %d: element %zu is %ld, want %ld\n", me, c,
+              nel, root, i, dst[i], val(root, c, i));
+}
+
+/* Roots change every third call: a root sends a put and a signal per member and call; a member at most its entry
+ * signal (a slot last staged by another root) and a "done" (on a root change). */
 static void bcast(size_t nel) {
   uint64_t ops = shoal_g.tl_ops, reads = ofi_reads();
-  long want = 0;
+  long want = 0, members = 0;
   bool fits = nel * sizeof(long) <= ((shoal_team_t *)SHMEM_TEAM_WORLD)->stage_half;
   for (int c = 0; c < calls_for(nel); c++) {
     int root = (c / 3) % npes;
     for (size_t i = 0; i < nel; i++) src[i] = val(root, c, i);
     shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, nel, root);
-    for (size_t i = 0; i < nel; i++)
-      if (dst[i] != val(root, c, i) && fails++ < 10)
-        fprintf(stderr, "test_far: PE %d: broadcast %d of %zu longs from PE %d: element %zu is %ld, want %ld\n", me,
-                c, nel, root, i, dst[i], val(root, c, i));
-    if (!fits) continue;
-    int h = (int)(staged++ & 1);
-    want += me == root ? 2L * (npes - 1) : 1 + (last[h] >= 0 && last[h] != root);
-    last[h] = root;
+    bcast_check(c, nel, root);
+    if (me == root) want += 2L * (npes - 1);
+    else members++;
   }
-  if (fits) check_count("broadcast", nel, (long)(shoal_g.tl_ops - ops), want, ofi_reads() - reads);
+  long sent = (long)(shoal_g.tl_ops - ops);
+  if (fits && (sent < want || sent > want + 2 * members) && counting && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: broadcast of %zu longs: %ld operations through the transport in %d calls, want "
+            "%ld plus at most 2 per call as a member (%ld)\n", me, nel, sent, calls_for(nel), want, members);
+  if (fits) check_count("broadcast", nel, want, want, ofi_reads() - reads);
+  shmem_barrier_all();
+}
+
+/* From one root, twice around WORLD's staging ring (slots staged by other roots before: entry signals on the first
+ * pass): on the second a member sends one "done" per 8 calls (BCAST_FAR_ACK_EVERY), the root a put and a signal per
+ * member and call. Values checked on every call, sources rewritten right after it returns. */
+static void bcast_one_root(int root) {
+  int ring = ((shoal_team_t *)SHMEM_TEAM_WORLD)->stage_slots;
+  uint64_t ops = 0;
+  for (int c = 0; c < 2 * ring; c++) {
+    if (c == ring) ops = shoal_g.tl_ops;
+    src[0] = val(root, c, 0);
+    shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, 1, root);
+    bcast_check(c, 1, root);
+  }
+  long sent = (long)(shoal_g.tl_ops - ops), want = me == root ? 2L * (npes - 1) * ring : (ring + 7) / 8 + 1;
+  if ((me == root ? sent != want : sent > want) && counting && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: %d broadcasts of 1 long from PE %d: %ld operations through the transport, want "
+            "%s%ld\n", me, ring, root, sent, me == root ? "" : "at most ", want);
   shmem_barrier_all();
 }
 
@@ -166,6 +191,7 @@ int main(void) {
   size_t sizes[] = {1, 7, 64, BIG};
   for (int z = 0; z < 4; z++) {
     bcast(sizes[z]);
+    if (z == 0) bcast_one_root(npes - 1);
     fcollect(sizes[z]);
     alltoall(sizes[z], 1);
     if (sizes[z] <= 64) alltoall(sizes[z], 2);
