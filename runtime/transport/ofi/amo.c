@@ -12,13 +12,7 @@ static void fb_wait_pe(int pe) {
     for (int i = 0; i < NWAIT && !busy; i++)
       busy = atomic_load_explicit(&shoal_ofi.waiters[i].async, memory_order_acquire) && shoal_ofi.waiters[i].pe == pe;
     if (!busy) return;
-    if (shoal_ofi.thread_on) note_poll();
-    if (spins % WAIT_POLLS == 0) {
-      shoal_ofi_watch();
-      shoal_ofi_fb_tend(false);
-    }
-    shoal_ofi_rx_poll();
-    wait_backoff(&ws, spins);
+    shoal_ofi_fb_step(&ws, spins);
   }
 }
 

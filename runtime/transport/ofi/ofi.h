@@ -292,6 +292,9 @@ shoal_status_t shoal_ofi_fence_before(txep_t *t, bool amo, bool fallback);
 shoal_status_t shoal_ofi_quiet(void *ep);
 void shoal_ofi_progress(void);
 shoal_status_t shoal_ofi_fb_drain(txep_t *t);
+/* One poll of a wait for fallback answers (spins: polls so far): the answers, the watch and resends every
+ * WAIT_POLLS polls, then the wait's back-off. */
+void shoal_ofi_fb_step(shoal_wait_t *ws, unsigned spins);
 shoal_status_t shoal_ofi_fence_common(txep_t *t);
 shoal_status_t shoal_ofi_fence(void *ep);
 /* ctx.c */

@@ -327,17 +327,20 @@ shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64
 /* ---- completion ---- */
 /* Until every non-fetching fallback AMO issued on t was answered (performed at its target); one refused is
  * reported here, its line said when the answer came. The answers come to the receive CQ, polled here. */
+void shoal_ofi_fb_step(shoal_wait_t *ws, unsigned spins) {
+  if (shoal_ofi.thread_on) note_poll();
+  if (spins % WAIT_POLLS == 0) {
+    shoal_ofi_watch();
+    shoal_ofi_fb_tend(false);
+  }
+  shoal_ofi_rx_poll();
+  wait_backoff(ws, spins);
+}
+
 shoal_status_t shoal_ofi_fb_drain(txep_t *t) {
   shoal_wait_t ws = {0};
-  for (unsigned spins = 0; atomic_load_explicit(&t->fb_out, memory_order_acquire); spins++) {
-    if (shoal_ofi.thread_on) note_poll();
-    if (spins % WAIT_POLLS == 0) {
-      shoal_ofi_watch();
-      shoal_ofi_fb_tend(false);
-    }
-    shoal_ofi_rx_poll();
-    wait_backoff(&ws, spins);
-  }
+  for (unsigned spins = 0; atomic_load_explicit(&t->fb_out, memory_order_acquire); spins++)
+    shoal_ofi_fb_step(&ws, spins);
   if (SHOAL_UNLIKELY(atomic_load(&t->fb_err))) {
     atomic_store(&t->fb_err, 0);
     return SHOAL_ERR_INVAL;
