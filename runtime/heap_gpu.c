@@ -35,6 +35,7 @@ static struct {
   size_t *lim;           /* [npes] the space's lim: size for a PE mapped here, 0 for one of another node */
   bool *opened;          /* [npes] peer[p] came from ipc_open / share_open (close it at the end) */
   bool share;            /* the heap came from share_alloc (peers map it with share_open) */
+  bool any_far;          /* some PE is of another node (peer[p] NULL) */
   int share_fd;          /* share: this heap's descriptor until sent to every peer, else -1 */
   shoal_alloc_t alloc;   /* user heap, offsets from user_base */
   char *user_base;
@@ -181,6 +182,7 @@ static void local_release(void) {
   G.peer = NULL;
   G.opened = NULL;
   G.lim = NULL;
+  G.any_far = false;
   G.base = NULL;
   G.stream = NULL;
 }
@@ -296,7 +298,7 @@ shoal_status_t shoal_gpu_init(void) {
         ok = false;
       }
     }
-    for (int p = 0; ok && p < n; p++) G.lim[p] = G.peer[p] ? G.size : 0;
+    for (int p = 0; ok && p < n; p++) G.lim[p] = G.peer[p] ? G.size : 0, G.any_far |= !G.peer[p];
     for (int p = 0; fds && p < n; p++)
       if (fds[p] >= 0) close(fds[p]);
     free(near);
@@ -381,6 +383,7 @@ void shoal_gpu_fini(void) {
 
 /* ---- device heap ---- */
 bool shoal_gpu_heap_ready(void) { return G.ready; }
+bool shoal_gpu_heap_any_far(void) { return G.ready && G.any_far; }
 bool shoal_gpu_heap_default(void) { return G.ready && !strcmp(shoal_env.heap_kind, "device"); }
 
 bool shoal_gpu_heap_owns(const void *p) { return G.ready && (uintptr_t)p - (uintptr_t)G.base < G.size; }
@@ -633,7 +636,7 @@ void shmemx_quiet_on_stream(void *stream) { SHOAL_CHECK_INIT("shmemx_quiet_on_st
 
 void shmemx_barrier_all_on_stream(void *stream) {
   SHOAL_CHECK_INIT("shmemx_barrier_all_on_stream");
-  if (G.ready) {
+  if (G.ready && !G.any_far) { /* the barrier kernel stores into every PE's heap through the peer table */
     shoal_status_t rc = shoal_gpu_ops.barrier_on_stream(stream);
     if (rc == SHOAL_OK) return;
     if (rc != SHOAL_ERR_NOSYS || shoal_gpu_ops.stream_sync(stream))
