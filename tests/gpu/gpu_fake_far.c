@@ -5,9 +5,9 @@
  * Checks: the peer table (near and far), puts and gets of 1 byte, odd sizes and 1 MiB + 3 (several staging chunks)
  * from and to host and device local buffers, nbi + quiet, strided iput/iget, p/g, every AMO on 4 and 8 bytes with
  * its values, a counter every PE adds to at once, put + quiet + flag, put + fence + flag, put_signal (set and add) to
- * a device flag, the _on_stream form. Modes (argv[1]) for bad input from PE 0 to the last PE: bad_range (a device
- * range past the heap's end), bad_nonsym (device memory outside the heap), bad_amo (misaligned), bad_pe (out of
- * range). */
+ * a device flag, the _on_stream form, a private context's put/get/AMO. Modes (argv[1]) for bad input from PE 0 to
+ * the last PE: bad_range (a device range past the heap's end), bad_nonsym (device memory outside the heap), bad_amo
+ * (misaligned), bad_pe (out of range). */
 #include "gpu_fake_backend.h"
 
 #include <time.h>
@@ -265,6 +265,22 @@ int main(int argc, char **argv) {
   shmemx_quiet_on_stream(NULL);
   shmem_barrier_all();
   CHECK(bad_at(rprev, 4099, prev, 77) == 4099, "putmem_on_stream");
+
+  /* A private context (its own endpoint; what a proxy thread would use): put, get, AMO on the device heap. */
+  shmem_ctx_t cx;
+  CHECK(!shmem_ctx_create(SHMEM_CTX_PRIVATE, &cx), "ctx_create");
+  fill(host, 300000, me, 88);
+  shmem_ctx_putmem(cx, rmine, host, 300000, next);
+  shmem_ctx_uint64_atomic_add(cx, fl + 2, 3, next);
+  shmem_ctx_quiet(cx);
+  CHECK(shmem_ctx_uint64_atomic_fetch(cx, fl + 2, next) == 3, "ctx AMO");
+  shmem_barrier_all();
+  CHECK(bad_at(rprev, 300000, prev, 88) == 300000 && pf[2] == 3, "ctx put / add to a far device heap");
+  memset(back, 0, 300000);
+  shmem_ctx_getmem(cx, back, rmine, 300000, next);
+  CHECK(bad_at(back, 300000, me, 88) == 300000, "ctx get");
+  shmem_ctx_destroy(cx);
+  shmem_barrier_all();
 
   shmem_free(recv), shmem_free(dsrc), shmem_free(dloc), shmem_free(flags), shmem_free(cnt64), shmem_free(obj64);
   shmem_free(obj32), shmem_free(ints);
