@@ -265,6 +265,7 @@ int main(int argc, char **argv) {
   shmemx_quiet_on_stream(NULL);
   shmem_barrier_all();
   CHECK(bad_at(rprev, 4099, prev, 77) == 4099, "putmem_on_stream");
+  shmem_barrier_all(); /* checked before prev's next put lands */
 
   /* A private context (its own endpoint; what a proxy thread would use): put, get, AMO on the device heap. */
   shmem_ctx_t cx;

@@ -202,8 +202,9 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) want_hmem |= shoal_ofi.reg[s].base && shoal_ofi.reg[s].gpu_kind;
   shoal_ofi.me = b->rank, shoal_ofi.npes = b->size;
   /* The staging region of the device heaps' staged path (ofi.h): npes slots, anonymous memory that only the slots
-   * in use ever touch (a job without a GPU pays its registration, not its pages). */
-  if (!shoal_ofi.reg[SHOAL_SPACE_STAGE].base) {
+   * in use ever touch (a job without a GPU pays its registration, not its pages); none where no PE can have a device
+   * heap (no GPU backend built, or SHOAL_DEVICE_SYMMETRIC_SIZE=0): the staged calls then refuse with a line. */
+  if (!shoal_ofi.reg[SHOAL_SPACE_STAGE].base && shoal_gpu_backend_built() && shoal_env.device_symmetric_size) {
     size_t slot = stage_slot(b->size), len = slot * (size_t)b->size;
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
@@ -212,7 +213,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
     }
     shoal_ofi.reg[SHOAL_SPACE_STAGE] = (region_t){.base = p, .len = len};
   }
-  shoal_ofi.stage_slot = shoal_ofi.reg[SHOAL_SPACE_STAGE].len / (size_t)b->size;
+  shoal_ofi.stage_slot = shoal_ofi.reg[SHOAL_SPACE_STAGE].len / (size_t)b->size; /* 0: no staging region */
   pthread_mutex_init(&shoal_ofi.stage_mu, NULL);
   shoal_ofi.self = &shoal_tl_ofi_ops; /* for the watch (progress.c): before anything that can run it */
   shoal_ofi.mt = shoal_g.thread_level == SHMEM_THREAD_MULTIPLE;
