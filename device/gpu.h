@@ -85,6 +85,9 @@ extern const shoal_gpu_ops_t shoal_gpu_cuda_ops;
 extern const shoal_gpu_ops_t shoal_gpu_hip_ops;
 /* Tests: a backend used instead of the real ones when set before shmem_init (tests/gpu/gpu_fake.c). */
 extern const shoal_gpu_ops_t *shoal_gpu_test_backend;
+/* Whether shoal_gpu_select has a backend other than none to try (one built in, or the test backend): without one no
+ * PE can have a device heap, and the transports leave out what only device memory needs. */
+bool shoal_gpu_backend_built(void);
 /* The table in use: a copy of the chosen backend with every NULL slot pointing at a SHOAL_ERR_NOSYS stub. */
 extern shoal_gpu_ops_t shoal_gpu_ops;
 /* Copy src into dst and point every NULL slot at its stub. SHOAL_ERR_INVAL when src->size differs. */

@@ -24,6 +24,12 @@ static const shoal_gpu_ops_t *const backends[SHOAL_GPU_NKINDS] = {
 #endif
 };
 
+bool shoal_gpu_backend_built(void) {
+  for (int k = SHOAL_GPU_NONE + 1; k < SHOAL_GPU_NKINDS; k++)
+    if (backends[k]) return true;
+  return shoal_gpu_test_backend != NULL;
+}
+
 void shoal_gpu_select(int *ndev, char *tried, size_t len) {
   shoal_gpu_ops_fill(&shoal_gpu_ops, &shoal_gpu_none_ops);
   shoal_gpu_kind = SHOAL_GPU_NONE;

@@ -27,6 +27,10 @@ void shmemx_heap_info(size_t *total, size_t *free_largest);
 /** Most PEs the device-side API addresses (the peer table lives in __constant__ memory). */
 #define SHMEMX_DEVICE_MAX_PES 256
 
+/** peer_delta/delta entry of a PE the device API reaches only through the proxy: another node (its device heap is
+ *  not mapped in this process; host RMA and AMOs reach it through the transport between nodes, docs/gpu.md). */
+#define SHMEMX_DEVICE_DELTA_FAR INT64_MIN
+
 /** State the device API reads, filled by the runtime (shmemx_device_state_get) and copied to the GPU by
  *  shmemx_init_device_state() of <shoal/shmem_device.cuh>. Addresses are device addresses of this PE. */
 typedef struct shmemx_device_state {
@@ -43,11 +47,13 @@ typedef struct shmemx_device_state {
   const int32_t *teams;           /* device memory [team_count][4]: wstart, wstride, size (0: no team), my rank */
   uint64_t team_pool;             /* host address of team entry 0: a handle's entry is (handle - team_pool) / stride */
   uint32_t team_stride, team_count;
-  int64_t delta[SHMEMX_DEVICE_MAX_PES]; /* peer p's device heap in this address space minus heap_base */
+  int64_t delta[SHMEMX_DEVICE_MAX_PES]; /* peer p's device heap in this address space minus heap_base, or
+                                           SHMEMX_DEVICE_DELTA_FAR for a PE of another node */
 } shmemx_device_state_t;
 #define SHMEMX_DEVICE_BAR_ROUNDS 16
 
-/** 1 if this PE has a GPU and the device symmetric heap is mapped to every PE of the job, else 0. Never fatal
+/** 1 if this PE has a GPU and every PE of the job has its device symmetric heap (mapped here for the PEs of this
+ *  node, reached through the transport between nodes for the others), else 0. Never fatal
  *  itself; a program that includes <shoal/shmem_device.cuh> without SHOAL_DEVICE_OPTIONAL has already stopped in
  *  shmem_init where it would return 0. */
 int shmemx_gpu_available(void);

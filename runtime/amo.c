@@ -34,13 +34,9 @@ void shoal_p2p_check_slow(const char *routine, const char *arg, const void *addr
   if (s->device) shoal_fatal(routine, "%s %p is in %s, which the host cannot poll", arg, addr, s->name);
 }
 
-/* An AMO on pe's instance of a device-heap object: the backend's one-thread kernel on the target, through the IPC
- * mapping (shoal_gpu_amo; synchronous, serialized per PE), as NVSHMEM's host-side AMOs on device memory do. */
-static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int op, size_t size, uint64_t v, uint64_t c,
-                        int pe) {
-  /* The device backends have an enum of their own (device/ is a leaf): fetch, set, swap, cswap, add, and, or, xor;
-   * a fetching op and its non-fetching form are the same call there. */
-  static const unsigned char gpu_op[SHOAL_TL_AMO_NOPS] = {
+/* The device backends have an enum of their own (device/ is a leaf): fetch, set, swap, cswap, add, and, or, xor;
+ * a fetching op and its non-fetching form are the same call there. */
+static const unsigned char gpu_op[SHOAL_TL_AMO_NOPS] = {
     [SHOAL_TL_AMO_FETCH] = SHOAL_GPU_AMO_FETCH, [SHOAL_TL_AMO_SET] = SHOAL_GPU_AMO_SET,
     [SHOAL_TL_AMO_SWAP] = SHOAL_GPU_AMO_SWAP,   [SHOAL_TL_AMO_CSWAP] = SHOAL_GPU_AMO_CSWAP,
     [SHOAL_TL_AMO_INC] = SHOAL_GPU_AMO_ADD,     [SHOAL_TL_AMO_FETCH_INC] = SHOAL_GPU_AMO_ADD,
@@ -48,6 +44,11 @@ static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int o
     [SHOAL_TL_AMO_AND] = SHOAL_GPU_AMO_AND,     [SHOAL_TL_AMO_FETCH_AND] = SHOAL_GPU_AMO_AND,
     [SHOAL_TL_AMO_OR] = SHOAL_GPU_AMO_OR,       [SHOAL_TL_AMO_FETCH_OR] = SHOAL_GPU_AMO_OR,
     [SHOAL_TL_AMO_XOR] = SHOAL_GPU_AMO_XOR,     [SHOAL_TL_AMO_FETCH_XOR] = SHOAL_GPU_AMO_XOR};
+
+/* An AMO on pe's instance of a device-heap object: the backend's one-thread kernel on the target, through the IPC
+ * mapping (shoal_gpu_amo; synchronous, serialized per PE), as NVSHMEM's host-side AMOs on device memory do. */
+static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int op, size_t size, uint64_t v, uint64_t c,
+                        int pe) {
   uint64_t old = 0;
   if (op == SHOAL_TL_AMO_INC || op == SHOAL_TL_AMO_FETCH_INC) v = 1;
   shoal_status_t rc = shoal_gpu_amo(rt, (void *)addr, gpu_op[op], size, v, c, &old, pe);
@@ -56,6 +57,17 @@ static uint64_t amo_dev(const char *rt, const char *arg, const void *addr, int o
                 arg, addr, shoal_gpu_ops.name);
   if (rc) shoal_fatal(rt, "%s %p: the atomic on PE %d's device memory failed", arg, addr, pe);
   return old;
+}
+
+/* The target's side of a far PE's AMO on this PE's device heap (comm.h), from the transport's progress: every field
+ * came off the wire, so each is checked (op, size 4 or 8, aligned off inside the heap) before the device atomic. */
+shoal_status_t shoal_comm_dev_amo(size_t off, int op, size_t size, uint64_t v, uint64_t c, uint64_t *old) {
+  const shoal_space_t *s = &shoal_g.space[SHOAL_SPACE_DEVICE];
+  if ((unsigned)op >= SHOAL_TL_AMO_NOPS || (size != 4 && size != 8) || off % size || !s->size || off > s->size - size)
+    return SHOAL_ERR_INVAL;
+  if (op == SHOAL_TL_AMO_INC || op == SHOAL_TL_AMO_FETCH_INC) v = 1;
+  *old = 0;
+  return shoal_gpu_amo("shoal_comm_dev_amo", (void *)(s->base + off), gpu_op[op], size, v, c, old, shoal_g.me);
 }
 
 /* Everything off the inline path: a PE of another node (the transport), objects in other host spaces, on the device

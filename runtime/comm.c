@@ -96,10 +96,10 @@ shoal_space_t *shoal_comm_space(const char *routine, const char *arg, const void
   return s;
 }
 
-/* The device heap of a PE of another node: no transport reaches it (no FI_HMEM path); fatal, naming arg. */
-static _Noreturn __attribute__((cold)) void device_far(const char *routine, const char *arg, const void *sym) {
-  shoal_fatal(routine, "%s %p is on the device heap, which PEs of other nodes do not reach (no FI_HMEM path)", arg,
-              sym);
+/* The device heap of a PE of another node through a transport without a staged path: fatal, naming arg. */
+static _Noreturn __attribute__((cold)) void device_far(const char *routine, const char *arg, const void *sym, int pe) {
+  shoal_fatal(routine, "%s %p is on the device heap, and the transport to PE %d (%s) cannot reach another node's", arg,
+              sym, pe, shoal_g.tl_of[pe] ? shoal_g.tl_of[pe]->name : "none");
 }
 
 static _Noreturn __attribute__((cold)) void failed(const char *routine, const char *what, size_t n, int pe) {
@@ -107,10 +107,24 @@ static _Noreturn __attribute__((cold)) void failed(const char *routine, const ch
               shoal_g.tl_of[pe]->name);
 }
 
+/* A put (put true: from buf) or get (into buf) of n bytes at off of pe's device heap, staged by the transport
+ * (its dev_put/dev_get: complete on return, the nbi forms too, as the spec allows). */
+static __attribute__((cold, noinline)) void dev_rma(const char *routine, void *ep, int pe, size_t off, const void *sym,
+                                                    void *buf, size_t n, bool put) {
+  const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  if (!t || (put ? !t->dev_put : !t->dev_get)) device_far(routine, put ? "dest" : "source", sym, pe);
+  __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+  if (put ? t->dev_put(ep, pe, off, buf, n) : t->dev_get(ep, pe, off, buf, n))
+    failed(routine, put ? "put to the device heap" : "get from the device heap", n, pe);
+}
+
 void shoal_comm_put(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, void *sym,
                     const void *src, size_t n, bool nbi) {
   if (!n) return;
-  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "dest", sym);
+  if (SHOAL_UNLIKELY(s->device)) {
+    dev_rma(routine, ep, pe, off, sym, (void *)src, n, true);
+    return;
+  }
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
   if (t->put(ep, (int)(s - shoal_g.space), pe, off, src, n, nbi)) failed(routine, "put", n, pe);
@@ -119,7 +133,10 @@ void shoal_comm_put(const char *routine, void *ep, int pe, const shoal_space_t *
 void shoal_comm_get(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, const void *sym,
                     void *dst, size_t n, bool nbi) {
   if (!n) return;
-  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "source", sym);
+  if (SHOAL_UNLIKELY(s->device)) {
+    dev_rma(routine, ep, pe, off, sym, dst, n, false);
+    return;
+  }
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
   if (t->get(ep, (int)(s - shoal_g.space), pe, off, dst, n, nbi)) failed(routine, "get", n, pe);
@@ -127,8 +144,14 @@ void shoal_comm_get(const char *routine, void *ep, int pe, const shoal_space_t *
 
 uint64_t shoal_comm_amo(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, const void *sym,
                         size_t size, int op, uint64_t v, uint64_t c) {
-  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "dest", sym);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  if (SHOAL_UNLIKELY(s->device)) {
+    uint64_t old = 0;
+    if (!t || !t->dev_amo) device_far(routine, "dest", sym, pe);
+    __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+    if (t->dev_amo(ep, pe, off, op, size, v, c, &old)) failed(routine, "atomic on the device heap", size, pe);
+    return old;
+  }
   bool fetching = op == SHOAL_TL_AMO_FETCH || op == SHOAL_TL_AMO_SWAP || op == SHOAL_TL_AMO_CSWAP ||
                   op == SHOAL_TL_AMO_FETCH_INC || op == SHOAL_TL_AMO_FETCH_ADD || op == SHOAL_TL_AMO_FETCH_AND ||
                   op == SHOAL_TL_AMO_FETCH_OR || op == SHOAL_TL_AMO_FETCH_XOR;
@@ -143,7 +166,11 @@ uint64_t shoal_comm_amo(const char *routine, void *ep, int pe, const shoal_space
 void shoal_comm_signal(const char *routine, int pe, void *sym, uint64_t v) {
   size_t off;
   const shoal_space_t *s = shoal_comm_space(routine, "flag", sym, sizeof v, &off);
-  if (SHOAL_UNLIKELY(s->device)) device_far(routine, "flag", sym);
+  if (SHOAL_UNLIKELY(s->device)) { /* a set on the device heap: the staged AMO, ordered after the puts by a fence */
+    shoal_comm_fence(routine, NULL);
+    (void)shoal_comm_amo(routine, NULL, pe, s, off, sym, sizeof v, SHOAL_TL_AMO_SET, v, 0);
+    return;
+  }
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
   if (t->signal((int)(s - shoal_g.space), pe, off, v)) failed(routine, "signal", sizeof v, pe);

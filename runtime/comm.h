@@ -81,6 +81,18 @@ typedef struct shoal_tl_ops {
    * completes ep's operations and frees it (NULL: nothing). */
   shoal_status_t (*ctx_create)(bool shared, void **ep);
   void (*ctx_destroy)(void *ep);
+  /* The device heap of pe, a PE of another node (space SHOAL_SPACE_DEVICE, not given to reg: off from the heap's
+   * base, [off, off + n) inside it, checked by the comm layer's callers), staged through host memory: the transport
+   * carries the bytes to or from a host buffer of pe, whose own side copies them into or out of its device heap
+   * (shoal_comm_dev_copy) and does the AMOs there (shoal_comm_dev_amo), since no RMA of the provider reaches device
+   * memory that is not registered (docs/gpu.md, "Device memory of other nodes"). On ep as the slots above.
+   * dev_put and dev_get are complete at pe on return (a put's bytes are in pe's device heap); buf is host or device
+   * memory of this PE (copied with shoal_gpu_ops.memcpy). dev_amo: op (enum shoal_tl_amo_op) on the size-byte (4 or
+   * 8) object at off, values as bits; fetching ops are complete on return with the old value in *old, the others
+   * remotely complete after quiet (fence orders them as other AMOs). NULL: the transport cannot (comm.c's line). */
+  shoal_status_t (*dev_put)(void *ep, int pe, size_t off, const void *src, size_t n);
+  shoal_status_t (*dev_get)(void *ep, int pe, size_t off, void *dst, size_t n);
+  shoal_status_t (*dev_amo)(void *ep, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c, uint64_t *old);
 } shoal_tl_ops_t;
 
 /* The transports, in the order comm.c asks them (runtime/transport/<name>/): shm first (this node's PEs, also
@@ -130,6 +142,19 @@ static inline uint64_t shoal_amo_host(void *p, int op, size_t size, uint64_t v, 
 }
 #undef SHOAL_AMO_HOST
 
+/* ---- this PE's device heap, for the transports' staged path (the dev_* slots above) ---- */
+/* The target's side, run from the transport's progress (any thread, serialized with the host's AMOs on the heap):
+ * n bytes between host (a staging buffer) and this PE's device heap at byte offset off (to_device: into the heap).
+ * SHOAL_ERR_INVAL, nothing copied, when there is no device heap or [off, off + n) is not inside it (heap_gpu.c). */
+shoal_status_t shoal_comm_dev_copy(size_t off, void *host, size_t n, bool to_device);
+/* op (enum shoal_tl_amo_op) on the size-byte object at off of this PE's device heap (the backend's device atomic,
+ * atomic with the near PEs' and the kernels'); *old: the old value (inc: v ignored). SHOAL_ERR_INVAL for an op, size,
+ * alignment or offset out of range or no device heap (amo.c). */
+shoal_status_t shoal_comm_dev_amo(size_t off, int op, size_t size, uint64_t v, uint64_t c, uint64_t *old);
+/* The requester's side: n bytes from src to dst, either one host or device memory of this PE (the backend's copy,
+ * synchronous; a plain memcpy without a GPU). */
+shoal_status_t shoal_comm_dev_memcpy(void *dst, const void *src, size_t n);
+
 /* ---- the comm layer (comm.c) ---- */
 /* At init, after the host heap and static data are mapped (heap_lim and the spaces' lim say which peers are):
  * shoal_g.tl_of[pe] for every PE (the first transport of the registry that can reach it), and, when some PE is reached
@@ -147,7 +172,8 @@ shoal_space_t *shoal_comm_space(const char *routine, const char *arg, const void
  * found by the caller, once), is a symmetric address of this PE (n bytes), the data goes to or comes from pe's
  * instance. The caller has checked pe (SHOAL_CHECK_PE) and that [sym, sym + n) lies in s (shoal_space_find): the
  * regions are symmetric, so it lies in pe's too, and neither this layer nor the transport checks pe or the bounds
- * again. Fatal, naming sym, for the device heap (no transport reaches another node's). Blocking forms are locally
+ * again. The device heap goes through the transport's dev_* slots (staged, complete on return, nbi included), fatal
+ * naming sym where it has none. Blocking forms are locally
  * complete on return (a get's dst is filled); nbi ones at quiet. op: enum shoal_tl_amo_op on an unsigned object of
  * size 4 or 8 bytes (values as bits); returns the old value for fetching ops. Fatal with one line naming routine on
  * failure. */

@@ -11,9 +11,13 @@
  * all-gather instead (cudaIpcOpenMemHandle / hipIpcOpenMemHandle).
  *
  * Device heap of every PE: [internal area: barrier flags, epoch, grid barrier, AMO scratch, peer table][user heap].
- * Offsets are the same on every PE; peers' heaps are mapped here through IPC, so that a device address of PE p's
- * instance is base + off + delta[p] in this process, on the host (copies) as in kernels (loads and stores). */
+ * Offsets are the same on every PE; the heaps of this node's peers are mapped here through IPC, so that a device
+ * address of PE p's instance is base + off + delta[p] in this process, on the host (copies) as in kernels (loads and
+ * stores). A PE of another node (boot's node: SHOAL_NODE_PES splits one machine into several) is not mapped:
+ * G.peer[p] is NULL, delta[p] is SHMEMX_DEVICE_DELTA_FAR and the space's lim[p] is 0, so that rma.c and amo.c send
+ * its host RMA and AMOs to the comm layer (staged through the transport: docs/gpu.md). */
 #include "heap_gpu.h"
+#include "comm.h"
 #include "xlate.h"
 
 #include <errno.h>
@@ -27,9 +31,11 @@ static struct {
   char *base;            /* this PE's allocation */
   size_t size;           /* internal + user bytes, the same on every PE */
   shoal_gpu_layout_t lay;
-  char **peer;           /* [npes] peer's heap mapped here; peer[me] = base */
+  char **peer;           /* [npes] peer's heap mapped here; peer[me] = base; NULL for a PE of another node */
+  size_t *lim;           /* [npes] the space's lim: size for a PE mapped here, 0 for one of another node */
   bool *opened;          /* [npes] peer[p] came from ipc_open / share_open (close it at the end) */
   bool share;            /* the heap came from share_alloc (peers map it with share_open) */
+  bool any_far;          /* some PE is of another node (peer[p] NULL) */
   int share_fd;          /* share: this heap's descriptor until sent to every peer, else -1 */
   shoal_alloc_t alloc;   /* user heap, offsets from user_base */
   char *user_base;
@@ -172,8 +178,11 @@ static void local_release(void) {
   if (G.stream) shoal_gpu_ops.stream_destroy(G.stream);
   free(G.peer);
   free(G.opened);
+  free(G.lim);
   G.peer = NULL;
   G.opened = NULL;
+  G.lim = NULL;
+  G.any_far = false;
   G.base = NULL;
   G.stream = NULL;
 }
@@ -207,9 +216,9 @@ static shoal_status_t state_setup(const gpu_hello_t *all) {
     free(delta);
     return SHOAL_ERR_NOMEM;
   }
-  for (int p = 0; p < n; p++) {
-    memcpy(busids + (size_t)p * BUSID_LEN, all[p].busid, BUSID_LEN);
-    delta[p] = G.peer[p] - G.base;
+  for (int p = 0; p < n; p++) { /* a PE of another node shares no GPU with this one: its bus id stays empty */
+    if (G.peer[p]) memcpy(busids + (size_t)p * BUSID_LEN, all[p].busid, BUSID_LEN);
+    delta[p] = G.peer[p] ? G.peer[p] - G.base : SHMEMX_DEVICE_DELTA_FAR;
   }
   shmemx_device_state_t *st = &G.st;
   memset(st, 0, sizeof *st);
@@ -258,15 +267,23 @@ shoal_status_t shoal_gpu_init(void) {
   bool every = true, self_failed = false;
   for (int p = 0; p < n; p++) every = every && all[p].ok && all[p].size == mine.size && all[p].share == mine.share;
   if (every) { /* map every peer's heap: IPC from another process; our own (or a same-process PE's) directly */
-    bool ok = (G.peer = calloc((size_t)n, sizeof *G.peer)) && (G.opened = calloc((size_t)n, sizeof *G.opened));
+    bool ok = (G.peer = calloc((size_t)n, sizeof *G.peer)) && (G.opened = calloc((size_t)n, sizeof *G.opened)) &&
+              (G.lim = calloc((size_t)n, sizeof *G.lim));
+    bool *near = ok ? calloc((size_t)n, sizeof *near) : NULL; /* this node's PEs (boot's, after SHOAL_NODE_PES) */
+    ok = ok && near;
+    for (int i = 0; ok && i < shoal_g.boot.local_size; i++) near[shoal_g.boot.local[i]] = true;
+    if (ok) near[me] = true;
     int *fds = G.share ? calloc((size_t)n, sizeof *fds) : NULL;
     uint64_t *tags = G.share ? calloc((size_t)n, sizeof *tags) : NULL;
-    /* collective: every PE takes part, with no descriptor if it is already failing */
+    /* collective: every PE takes part, with no descriptor if it is already failing; descriptors travel within the
+     * node only (fds[p] is -1 for a PE of another node) */
     if (G.share && (!fds || !tags || shoal_boot_fd_allgather(&shoal_g.boot, ok ? G.share_fd : -1, G.size, fds, tags)))
       ok = false;
     for (int p = 0; ok && p < n; p++) {
       void *q = NULL;
-      if (all[p].pid == mine.pid) {
+      if (!near[p]) { /* first: a process of another node may have our pid */
+        continue;     /* another node: no mapping, reached through the comm layer (lim[p] stays 0) */
+      } else if (all[p].pid == mine.pid) {
         G.peer[p] = (char *)(uintptr_t)all[p].base;
       } else if (G.share && (fds[p] < 0 || tags[p] != G.size)) {
         shoal_warn("shmem_init: PE %d shared no device heap of %zu bytes", p, G.size);
@@ -281,8 +298,10 @@ shoal_status_t shoal_gpu_init(void) {
         ok = false;
       }
     }
+    for (int p = 0; ok && p < n; p++) G.lim[p] = G.peer[p] ? G.size : 0, G.any_far |= !G.peer[p];
     for (int p = 0; fds && p < n; p++)
       if (fds[p] >= 0) close(fds[p]);
+    free(near);
     free(fds);
     free(tags);
     if (G.share_fd >= 0) close(G.share_fd); /* every peer has its own copy now */
@@ -329,7 +348,7 @@ shoal_status_t shoal_gpu_init(void) {
   if (shoal_alloc_init(&G.alloc, G.size - G.lay.total)) return SHOAL_ERR_NOMEM;
   G.user_base = G.base + G.lay.total;
   shoal_g.space[SHOAL_SPACE_DEVICE] = (shoal_space_t){
-    .name = "device heap", .base = (uintptr_t)G.base, .size = G.size, .delta = NULL, .device = true,
+    .name = "device heap", .base = (uintptr_t)G.base, .size = G.size, .delta = NULL, .lim = G.lim, .device = true,
     .put = dev_put, .get = dev_get};
   if (shoal_g.nspaces <= SHOAL_SPACE_DEVICE) shoal_g.nspaces = SHOAL_SPACE_DEVICE + 1;
   G.ready = true;
@@ -364,6 +383,7 @@ void shoal_gpu_fini(void) {
 
 /* ---- device heap ---- */
 bool shoal_gpu_heap_ready(void) { return G.ready; }
+bool shoal_gpu_heap_any_far(void) { return G.ready && G.any_far; }
 bool shoal_gpu_heap_default(void) { return G.ready && !strcmp(shoal_env.heap_kind, "device"); }
 
 bool shoal_gpu_heap_owns(const void *p) { return G.ready && (uintptr_t)p - (uintptr_t)G.base < G.size; }
@@ -416,7 +436,7 @@ shoal_status_t shoal_gpu_amo(const char *routine, void *dest, int op, size_t siz
                              uint64_t *old, int pe) {
   if (!shoal_gpu_heap_owns(dest) || (size != 4 && size != 8) || (uintptr_t)dest % size) return SHOAL_ERR_INVAL;
   size_t off = (uintptr_t)dest - (uintptr_t)G.base;
-  if (off + size > G.size) return SHOAL_ERR_INVAL;
+  if (off + size > G.size || (unsigned)pe >= (unsigned)shoal_g.npes || !G.peer[pe]) return SHOAL_ERR_INVAL;
   pthread_mutex_lock(&G.lock);
   shoal_status_t rc = shoal_gpu_ops.amo(G.peer[pe] + off, op, size, value, cmp, G.base + G.lay.amo_scratch, old,
                                         G.stream);
@@ -425,6 +445,29 @@ shoal_status_t shoal_gpu_amo(const char *routine, void *dest, int op, size_t siz
     SHOAL_DEBUG(SHOAL_SUB_GPU, "%s: the %s backend has no host-side atomics on device memory", routine,
                 shoal_gpu_ops.name);
   return rc;
+}
+
+/* The target's side of a transport's staged copy (comm.h): bytes of a far PE's put or get between the transport's
+ * host staging buffer and this heap, [off, off + n) checked against the heap's G.size bytes. Runs on the transport's
+ * progress thread as well as the PE's: the device is set for that thread, and G.lock keeps it apart from the AMOs. */
+shoal_status_t shoal_comm_dev_copy(size_t off, void *host, size_t n, bool to_device) {
+  if (!G.ready || off > G.size || n > G.size - off || !host) return SHOAL_ERR_INVAL;
+  pthread_mutex_lock(&G.lock);
+  shoal_status_t rc = shoal_gpu_ops.set_device(G.dev);
+  if (!rc)
+    rc = to_device ? shoal_gpu_ops.memcpy(G.base + off, host, n, G.stream)
+                   : shoal_gpu_ops.memcpy(host, G.base + off, n, G.stream);
+  if (!rc) rc = shoal_gpu_ops.stream_sync(G.stream);
+  pthread_mutex_unlock(&G.lock);
+  return rc;
+}
+
+/* The requester's side (comm.h): n bytes between this PE's buffers (host or device, any direction), complete on
+ * return; the plain memcpy of host memory without a device heap (a staged call needs none on this side). */
+shoal_status_t shoal_comm_dev_memcpy(void *dst, const void *src, size_t n) {
+  if (!G.ready) return memcpy(dst, src, n), SHOAL_OK;
+  if (shoal_gpu_ops.memcpy(dst, src, n, G.stream)) return SHOAL_ERR;
+  return shoal_gpu_ops.stream_sync(G.stream);
 }
 
 shoal_status_t shoal_gpu_collective_launch(const char *routine, const void *func, const unsigned grid[3],
@@ -567,7 +610,9 @@ static void on_stream_copy(const char *routine, bool put, void *dest, const void
   SHOAL_CHECK_INIT(routine);
   SHOAL_CHECK_PE(routine, pe);
   if (!n) return;
-  if (!G.ready) {
+  if (!G.ready || !G.peer[pe]) { /* no GPU; or a PE of another node: the stream's work first, then the host path */
+    if (G.ready && shoal_gpu_ops.stream_sync(stream))
+      shoal_fatal(routine, "cannot synchronize stream %p before a copy %s PE %d", stream, put ? "to" : "from", pe);
     (put ? shoal_rma_put : shoal_rma_get)(routine, dest, source, n, pe);
     return;
   }
@@ -591,7 +636,7 @@ void shmemx_quiet_on_stream(void *stream) { SHOAL_CHECK_INIT("shmemx_quiet_on_st
 
 void shmemx_barrier_all_on_stream(void *stream) {
   SHOAL_CHECK_INIT("shmemx_barrier_all_on_stream");
-  if (G.ready) {
+  if (G.ready && !G.any_far) { /* the barrier kernel stores into every PE's heap through the peer table */
     shoal_status_t rc = shoal_gpu_ops.barrier_on_stream(stream);
     if (rc == SHOAL_OK) return;
     if (rc != SHOAL_ERR_NOSYS || shoal_gpu_ops.stream_sync(stream))

@@ -46,6 +46,9 @@ void shoal_gpu_fini(void);
 void shoal_gpu_team_set(int slot, int wstart, int wstride, int size, int rank);
 /* True when the device heap is up. */
 bool shoal_gpu_heap_ready(void);
+/* Some PE's device heap is not mapped here (another node: delta SHMEMX_DEVICE_DELTA_FAR): kernels that address every
+ * PE's heap through the peer table (the device barrier, the GPU collectives) cannot run for the whole job. */
+bool shoal_gpu_heap_any_far(void);
 /* True when shmem_malloc should allocate device memory (SHOAL_HEAP=device and a device heap). */
 bool shoal_gpu_heap_default(void);
 /* Device heap allocation without barrier; NULL on exhaustion (SHMEM_DEBUG: sizes). */

@@ -206,7 +206,13 @@ static void put_signal(const char *rt, void *dest, const void *src, size_t nbyte
       put_signal_tl(rt, dest, src, nbytes, sig_addr, s, off, signal, sig_op, pe, nbi, tx);
       return;
     }
-    q = shoal_amo_addr_slow(rt, "sig_addr", sig_addr, sizeof(uint64_t), pe, false);
+    q = shoal_amo_addr_slow(rt, "sig_addr", sig_addr, sizeof(uint64_t), pe, true);
+    if (!q) { /* the device heap of a PE of this node: the copy (complete on return), then the backend's atomic */
+      shoal_rma_put(rt, dest, src, nbytes, pe);
+      (void)shoal_amo_bits(rt, "sig_addr", sig_addr, sizeof(uint64_t),
+                           sig_op == SHMEM_SIGNAL_SET ? SHOAL_TL_AMO_SET : SHOAL_TL_AMO_ADD, signal, 0, pe);
+      return;
+    }
   }
   uint64_t *sig = q;
   shoal_rma_put(rt, dest, src, nbytes, pe);

@@ -189,7 +189,9 @@ void shoal_heap_say_full(const char *routine, const char *which, const shoal_all
                          const char *var, bool *said);
 
 /* ---- symmetric spaces: regions that every PE has at the same offsets ---- */
-enum { SHOAL_SPACE_HEAP = 0, SHOAL_SPACE_DEVICE = 1, SHOAL_SPACE_STATIC = 2, SHOAL_SPACE_MAX = 4 };
+/* SHOAL_SPACE_STAGE: no space of shoal_g.space (never symmetric memory of the program), the transport's own host
+ * region for the staged path to other nodes' device heaps (comm.h dev_*; the ofi transport's region index). */
+enum { SHOAL_SPACE_HEAP = 0, SHOAL_SPACE_DEVICE = 1, SHOAL_SPACE_STATIC = 2, SHOAL_SPACE_STAGE = 3, SHOAL_SPACE_MAX = 4 };
 typedef struct shoal_space {
   const char *name;
   uintptr_t base;     /* this PE's base */

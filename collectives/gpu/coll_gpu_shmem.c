@@ -102,6 +102,10 @@ static void cfg_from_env(void) {
 int shoal_coll_gpu_init(void) {
   const shmemx_device_state_t *st = shoal_gpu_state();
   if (!SHOAL_HAVE_COLL_GPU || !st || C.ready || shoal_g.npes > SHMEMX_DEVICE_MAX_PES) return SHOAL_OK;
+  if (shoal_gpu_heap_any_far()) { /* the kernels reach every member's heap by the peer table: none of another node */
+    SHOAL_DEBUG(SHOAL_SUB_COLL, "GPU collectives not set up: some PEs' device heaps are on other nodes");
+    return SHOAL_OK;
+  }
   cfg_from_env();
   const int n = shoal_g.npes;
   const size_t bytes = shoal_coll_gpu_area_bytes(n);

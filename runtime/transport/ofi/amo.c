@@ -16,19 +16,26 @@ static void fb_wait_pe(int pe) {
   }
 }
 
-/* The message fallback's requester side (the target's: msg.c). A fetching AMO waits in its slot for the answer. A
+/* What a request of kind does, for lines: the AMO's name, or the staged copy's. */
+static const char *req_name(int kind, int op) {
+  return kind == MSG_DPUT ? "staged put" : kind == MSG_DGET ? "staged get" : amo_ops[op].name;
+}
+
+/* The message fallback's requester side (the target's: msg.c); also the staged path's requests (kind MSG_DPUT,
+ * MSG_DGET, and MSG_REQ on the device heap: rma.c), which wait for their answer as a fetching AMO. A fetching AMO
+ * waits in its slot for the answer. A
  * non-fetching one returns once its request is sent (fire and forget, as a native fi_atomic with FI_INJECT): its
  * slot keeps the request and t, the endpoint it was issued on, whose fb_out counts it until the answer frees the
  * slot; quiet and fence on t wait for them (shoal_ofi_fb_drain), and the waits send them again and time them out
  * (shoal_ofi_fb_tend). At most fb_cap of them are in flight from a PE: the next waits for an answer. */
-static shoal_status_t amo_fallback(txep_t *t, int space, int pe, size_t off, int op, size_t size, uint64_t v,
-                                   uint64_t c, void *fetch) {
+shoal_status_t shoal_ofi_fb_request(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
+                                    uint64_t c, void *fetch) {
   if (!shoal_ofi.fallback_ok) {
     shoal_warn("fi_atomic: %s has no native %s on this type and no room for the message fallback (inject_size %zu)",
-               shoal_ofi.info->fabric_attr->prov_name, amo_ops[op].name, shoal_ofi.inject_size);
+               shoal_ofi.info->fabric_attr->prov_name, req_name(kind, op), shoal_ofi.inject_size);
     return SHOAL_ERR_NOSYS;
   }
-  bool async = amo_ops[op].kind == K_WRITE;
+  bool async = kind == MSG_REQ && amo_ops[op].kind == K_WRITE;
   shoal_wait_t ws = {0};
   if (async) {
     for (unsigned spins = 0;; spins++) { /* a place among the fb_cap in flight: drains through progress */
@@ -54,7 +61,7 @@ static shoal_status_t amo_fallback(txep_t *t, int space, int pe, size_t off, int
   }
   uint64_t gen = (atomic_load(&w->gen) + 1) & ((1ull << 56) - 1);
   atomic_store(&w->gen, gen ? gen : 1); /* generation 0 is that of a target's empty record */
-  amo_msg_t m = {.kind = MSG_REQ, .op = (uint8_t)op, .size = (uint8_t)size, .space = (uint8_t)space, .pe = shoal_ofi.me,
+  amo_msg_t m = {.kind = (uint8_t)kind, .op = (uint8_t)op, .size = (uint8_t)size, .space = (uint8_t)space, .pe = shoal_ofi.me,
                  .off = off, .operand = v, .compare = c,
                  .id = (uint64_t)(w - shoal_ofi.waiters) | atomic_load(&w->gen) << 8, .token = shoal_ofi.rtoken[pe]};
   if (async) {
@@ -106,7 +113,7 @@ static shoal_status_t amo_fallback(txep_t *t, int space, int pe, size_t off, int
       if (shoal_ofi_watch_timeout_ns() && now - t0 > shoal_ofi_watch_timeout_ns())
         shoal_fatal("ofi", "PE %d did not answer for %.1f s (a %s request of the message fallback: link down, the PE "
                     "stopped or gone, or the message lost; SHOAL_OFI_TIMEOUT=%lld): ending the job", pe,
-                    (double)(now - t0) / 1e9, amo_ops[op].name, (long long)(shoal_ofi_watch_timeout_ns() / 1000000000));
+                    (double)(now - t0) / 1e9, req_name(kind, op), (long long)(shoal_ofi_watch_timeout_ns() / 1000000000));
     }
     shoal_ofi_rx_poll();
     wait_backoff(&ws, spins);
@@ -115,7 +122,7 @@ static shoal_status_t amo_fallback(txep_t *t, int space, int pe, size_t off, int
   uint64_t old = w->value;
   atomic_store_explicit(&w->state, 0, memory_order_release);
   if (rc) {
-    shoal_warn("fi_atomic: pe %d refused the %s at offset %zu of space %d", pe, amo_ops[op].name, off, space);
+    shoal_warn("fi_atomic: pe %d refused the %s at offset %zu of space %d", pe, req_name(kind, op), off, space);
     return rc;
   }
   if (fetch) memcpy(fetch, &old, size); /* little-endian: the low bytes */
@@ -145,7 +152,7 @@ shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, in
   shoal_status_t rc;
   if (SHOAL_UNLIKELY(t->fence_w || t->fence_a) && (rc = shoal_ofi_fence_before(t, true, !shoal_ofi.native[type])))
     return rc;
-  if (!shoal_ofi.native[type]) return amo_fallback(t, space, pe, off, op, size, v, c, fetch);
+  if (!shoal_ofi.native[type]) return shoal_ofi_fb_request(t, MSG_REQ, space, pe, off, op, size, v, c, fetch);
 
   uint64_t raddr = shoal_ofi.rbase[space][pe] + off, key = shoal_ofi.rkey[space][pe];
   enum fi_datatype dt = amo_types[type].dt;

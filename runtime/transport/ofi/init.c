@@ -1,6 +1,8 @@
 /* init.c - the libfabric transport: see ofi.h */
 #include "ofi.h"
 
+#include <sys/mman.h>
+
 static unsigned force_flags;
 
 /* ---- registration, init, fini ---- */
@@ -199,6 +201,20 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   bool want_hmem = false;
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) want_hmem |= shoal_ofi.reg[s].base && shoal_ofi.reg[s].gpu_kind;
   shoal_ofi.me = b->rank, shoal_ofi.npes = b->size;
+  /* The staging region of the device heaps' staged path (ofi.h): npes slots, anonymous memory that only the slots
+   * in use ever touch (a job without a GPU pays its registration, not its pages); none where no PE can have a device
+   * heap (no GPU backend built, or SHOAL_DEVICE_SYMMETRIC_SIZE=0): the staged calls then refuse with a line. */
+  if (!shoal_ofi.reg[SHOAL_SPACE_STAGE].base && shoal_gpu_backend_built() && shoal_env.device_symmetric_size) {
+    size_t slot = stage_slot(b->size), len = slot * (size_t)b->size;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+      shoal_warn("shoal_tl_ofi_init: mmap of the %zu-byte staging region: %s", len, strerror(errno));
+      return SHOAL_ERR_NOMEM;
+    }
+    shoal_ofi.reg[SHOAL_SPACE_STAGE] = (region_t){.base = p, .len = len};
+  }
+  shoal_ofi.stage_slot = shoal_ofi.reg[SHOAL_SPACE_STAGE].len / (size_t)b->size; /* 0: no staging region */
+  pthread_mutex_init(&shoal_ofi.stage_mu, NULL);
   shoal_ofi.self = &shoal_tl_ofi_ops; /* for the watch (progress.c): before anything that can run it */
   shoal_ofi.mt = shoal_g.thread_level == SHMEM_THREAD_MULTIPLE;
   struct fi_info *info = NULL;
@@ -454,6 +470,7 @@ fail:
   tl_fini();
   for (int s = 0; s < SHOAL_SPACE_MAX; s++)
     shoal_ofi.reg[s] = keep[s], shoal_ofi.reg[s].mr = NULL; /* init may be tried again */
+  shoal_ofi.reg[SHOAL_SPACE_STAGE] = (region_t){0};        /* unmapped by fini */
   return rc;
 }
 
@@ -477,6 +494,8 @@ static void tl_fini(void) {
   /* Endpoint first (it cancels the posted receives), then what it was bound to. */
   shoal_ofi_close_fid(&shoal_ofi.ep);
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) shoal_ofi_close_fid(&shoal_ofi.reg[s].mr);
+  if (shoal_ofi.reg[SHOAL_SPACE_STAGE].base)
+    munmap(shoal_ofi.reg[SHOAL_SPACE_STAGE].base, shoal_ofi.reg[SHOAL_SPACE_STAGE].len);
   shoal_ofi_close_fid(&shoal_ofi.av);
   shoal_ofi_close_fid(&shoal_ofi.t0.wcntr);
   shoal_ofi_close_fid(&shoal_ofi.t0.rcntr);
@@ -543,5 +562,6 @@ const shoal_tl_ops_t shoal_tl_ofi_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "ofi", .can_reach = ofi_can_reach, .init = tl_init, .reg = tl_reg,
   .put = shoal_ofi_put, .get = shoal_ofi_get, .amo = shoal_ofi_amo, .signal = shoal_ofi_signal,
   .quiet = shoal_ofi_quiet, .fence = shoal_ofi_fence, .progress = shoal_ofi_progress, .fini = tl_fini,
-  .ctx_create = shoal_ofi_ctx_create, .ctx_destroy = shoal_ofi_ctx_destroy,
+  .ctx_create = shoal_ofi_ctx_create, .ctx_destroy = shoal_ofi_ctx_destroy, .dev_put = shoal_ofi_dev_put,
+  .dev_get = shoal_ofi_dev_get, .dev_amo = shoal_ofi_dev_amo,
 };

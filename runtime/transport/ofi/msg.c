@@ -11,17 +11,42 @@ ssize_t shoal_ofi_send_msg(const amo_msg_t *m, int pe) {
   return r;
 }
 
+/* A request's work, on this PE's memory, once its fields are known to come from a member of the job: the AMO on a
+ * registered host region, or on the device heap (shoal_comm_dev_amo), or a staged copy between the requester's slot
+ * of the staging region and the device heap (shoal_comm_dev_copy), each checked against its region's bounds (the
+ * device heap's by heap_gpu.c). Returns the status for the answer (0 done, 1 refused); *value the old value. */
+static uint8_t exec_req(const amo_msg_t *m, uint64_t *value) {
+  const region_t *r = m->space < SHOAL_SPACE_MAX ? &shoal_ofi.reg[m->space] : NULL;
+  *value = 0;
+  if (m->kind == MSG_DPUT || m->kind == MSG_DGET) {
+    const region_t *st = &shoal_ofi.reg[SHOAL_SPACE_STAGE];
+    size_t slot = shoal_ofi.stage_slot;
+    if (m->space != SHOAL_SPACE_DEVICE || !st->mr || !slot || m->operand > slot || m->compare ||
+        (size_t)m->pe * slot > st->len - slot)
+      return 1;
+    char *buf = (char *)st->base + (size_t)m->pe * slot;
+    return shoal_comm_dev_copy(m->off, buf, m->operand, m->kind == MSG_DPUT) ? 1 : 0;
+  }
+  if (m->space == SHOAL_SPACE_DEVICE)
+    return shoal_comm_dev_amo(m->off, m->op, m->size, m->operand, m->compare, value) ? 1 : 0;
+  if (!r || !r->mr || r->gpu_kind || (m->size != 4 && m->size != 8) || m->op >= SHOAL_TL_AMO_NOPS ||
+      m->off > r->len || m->size > r->len - m->off || m->off % m->size)
+    return 1;
+  *value = shoal_amo_host((char *)r->base + m->off, m->op, m->size, m->operand, m->compare);
+  return 0;
+}
+
 void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
+  bool req = len == sizeof *m && (m->kind == MSG_REQ || m->kind == MSG_DPUT || m->kind == MSG_DGET);
   const char *bad = len != sizeof *m ? "wrong length" : m->token != shoal_ofi.token ? "wrong token"
-                    : m->kind != MSG_REQ && m->kind != MSG_REP ? "unknown kind"
-                    : m->kind == MSG_REQ && (m->pe < 0 || m->pe >= shoal_ofi.npes) ? "no such sender" : NULL;
+                    : !req && m->kind != MSG_REP ? "unknown kind"
+                    : req && (m->pe < 0 || m->pe >= shoal_ofi.npes) ? "no such sender" : NULL;
   if (bad) {
     shoal_ofi_drop(bad, len);
     return;
   }
-  if (m->kind == MSG_REQ) {
+  if (req) {
     amo_msg_t rep = {.kind = MSG_REP, .id = m->id, .token = shoal_ofi.rtoken[m->pe]};
-    const region_t *r = m->space < SHOAL_SPACE_MAX ? &shoal_ofi.reg[m->space] : NULL;
     if ((m->id & 0xff) >= NWAIT) {
       shoal_ofi_drop("no such waiter", len);
       return;
@@ -35,12 +60,8 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
     }
     if (age == 0 && d->id == m->id) { /* sent again: the same answer, not done twice */
       rep.operand = d->value, rep.op = d->status;
-    } else if (!r || !r->mr || r->gpu_kind || (m->size != 4 && m->size != 8) || m->op >= SHOAL_TL_AMO_NOPS ||
-               m->off > r->len || m->size > r->len - m->off || m->off % m->size) {
-      rep.op = 1; /* refused */
     } else {
-      void *p = (char *)r->base + m->off;
-      rep.operand = shoal_amo_host(p, m->op, m->size, m->operand, m->compare);
+      rep.op = exec_req(m, &rep.operand); /* 1: refused */
     }
     d->id = m->id, d->value = rep.operand, d->status = rep.op;
     pthread_mutex_unlock(&shoal_ofi.exec_mu);

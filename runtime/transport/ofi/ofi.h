@@ -109,7 +109,20 @@ static const struct { enum fi_datatype dt; unsigned char size, cls; const char *
 /* The fallback's wire format: a request (kind REQ) and its answer (kind REP, operand = old value, op = status).
  * token: the receiver's secret (each PE draws one at init and tells only the job's PEs, through the bootstrap): a
  * message whose token, length or fields are wrong is dropped and counted before anything is read or written. */
-enum { MSG_REQ = 1, MSG_REP = 2 };
+enum { MSG_REQ = 1, MSG_REP = 2, MSG_DPUT = 3, MSG_DGET = 4 };
+/* The staged path to device heaps of other nodes (docs/gpu.md): every PE keeps a host region (SHOAL_SPACE_STAGE,
+ * registered and keyed as the others) of npes slots of stage_slot bytes; slot s at a target belongs to requester s,
+ * and a requester's own slot in its own region is its bounce buffer. MSG_DPUT: "copy operand bytes from my slot to
+ * your device heap at off"; MSG_DGET: "copy operand bytes from your device heap at off into my slot"; a MSG_REQ on
+ * space SHOAL_SPACE_DEVICE is an AMO the target does on its device heap. Each is answered as an AMO (op: status). */
+#define STAGE_SLOT_MAX ((size_t)256 << 10) /* bytes of one slot: one chunk of a staged put or get */
+#define STAGE_SLOT_MIN ((size_t)16 << 10)
+#define STAGE_TOTAL ((size_t)64 << 20)     /* the region is at most this (or npes * STAGE_SLOT_MIN), lazily touched */
+/* Bytes of one slot for a job of npes PEs: STAGE_TOTAL / npes in 4 KiB pages, within [STAGE_SLOT_MIN, _MAX]. */
+static inline size_t stage_slot(int npes) {
+  size_t s = STAGE_TOTAL / (size_t)(npes > 0 ? npes : 1) / 4096 * 4096;
+  return s > STAGE_SLOT_MAX ? STAGE_SLOT_MAX : s < STAGE_SLOT_MIN ? STAGE_SLOT_MIN : s;
+}
 typedef struct amo_msg {
   uint8_t kind, op, size, space;
   int32_t pe; /* the requester */
@@ -205,6 +218,8 @@ extern struct shoal_ofi_state {
   _Alignas(SHOAL_CACHELINE) _Atomic int64_t polled_ns; /* the PE's last progress call of its own (note_poll) */
   _Atomic uint64_t thread_progress, thread_holds;      /* the thread's, for shoal_tl_ofi_query */
   const shoal_tl_ops_t *self; /* &shoal_tl_ofi_ops, set by tl_init: the watch probes the PEs reached through it */
+  size_t stage_slot;          /* bytes of one staging slot (stage_slot(npes)); the region is reg[SHOAL_SPACE_STAGE] */
+  pthread_mutex_t stage_mu;   /* this PE's staged operations, one at a time: its bounce and its slots at targets */
 } shoal_ofi;
 
 static inline int64_t now_ns(void) {
@@ -302,6 +317,11 @@ void shoal_ofi_tx_close(txep_t *t);
 shoal_status_t shoal_ofi_ctx_create(bool shared, void **out);
 void shoal_ofi_ctx_destroy(void *h);
 /* amo.c */
+/* A request of the message fallback (kind MSG_REQ: an AMO; MSG_DPUT, MSG_DGET: a staged copy of v bytes) to pe, and
+ * its answer: a non-fetching AMO returns once sent (quiet and fence wait for it), the others wait for the answer
+ * (fetch: the old value's size bytes). */
+shoal_status_t shoal_ofi_fb_request(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
+                                    uint64_t c, void *fetch);
 shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,
                                     const void *compare, void *fetch);
 shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
@@ -310,5 +330,9 @@ shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, in
 shoal_status_t shoal_ofi_put(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi);
 shoal_status_t shoal_ofi_get(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi);
 shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v);
+shoal_status_t shoal_ofi_dev_put(void *h, int pe, size_t off, const void *src, size_t n);
+shoal_status_t shoal_ofi_dev_get(void *h, int pe, size_t off, void *dst, size_t n);
+shoal_status_t shoal_ofi_dev_amo(void *h, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,
+                                 uint64_t *old);
 
 #endif

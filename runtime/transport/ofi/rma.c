@@ -100,3 +100,97 @@ static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
 shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v) {
   MT(&shoal_ofi.t0, signal_common(space, pe, off, v));
 }
+
+/* ---- the device heap of another node, staged through host memory (ofi.h MSG_DPUT; docs/gpu.md) ---- */
+/* The staged requests travel as messages, with no order against RMA or native AMOs: a pending fence is a quiet. */
+static shoal_status_t stage_fence(txep_t *t) {
+  return SHOAL_UNLIKELY(t->fence_w || t->fence_a) ? shoal_ofi_fence_before(t, true, true) : SHOAL_OK;
+}
+
+/* n bytes (at most a slot) of this PE's bounce into its slot at pe, delivered (FI_DELIVERY_COMPLETE: in pe's memory
+ * once counted) before the request that copies them is sent. */
+static shoal_status_t stage_write(txep_t *t, const char *bounce, size_t n, int pe) {
+  uint64_t raddr = shoal_ofi.rbase[SHOAL_SPACE_STAGE][pe] + (uint64_t)shoal_ofi.me * shoal_ofi.stage_slot;
+  for (size_t done = 0, len; done < n; done += len) {
+    len = n - done < shoal_ofi.max_msg ? n - done : shoal_ofi.max_msg;
+    shoal_status_t rc = write_dc(t, bounce + done, len, pe, raddr + done, shoal_ofi.rkey[SHOAL_SPACE_STAGE][pe], 0);
+    if (rc) return rc;
+    atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+  }
+  return WAIT_W(t);
+}
+
+/* n bytes (at most a slot) of this PE's slot at pe, which pe filled before answering, into the bounce. */
+static shoal_status_t stage_read(txep_t *t, char *bounce, size_t n, int pe) {
+  uint64_t raddr = shoal_ofi.rbase[SHOAL_SPACE_STAGE][pe] + (uint64_t)shoal_ofi.me * shoal_ofi.stage_slot;
+  for (size_t done = 0, len; done < n; done += len) {
+    len = n - done < shoal_ofi.max_msg ? n - done : shoal_ofi.max_msg;
+    POST(t, "fi_read", fi_read(t->ep, bounce + done, len, NULL, shoal_ofi.addr[pe], raddr + done,
+                               shoal_ofi.rkey[SHOAL_SPACE_STAGE][pe], NULL));
+    atomic_fetch_add_explicit(&t->r_issued, 1, memory_order_relaxed);
+  }
+  return WAIT_R(t);
+}
+
+/* A put (put true: from buf) or get (into buf) of n bytes at off of pe's device heap, one slot at a time: put, the
+ * chunk copied into the bounce (buf may be device memory), written to pe's slot, then MSG_DPUT and its answer (pe
+ * copied it into its device heap); get, MSG_DGET and its answer (pe copied the chunk into the slot), the slot read
+ * into the bounce, then copied to buf. Complete at pe on return; one staged operation of this PE at a time. */
+static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t n, bool put) {
+  size_t slot = shoal_ofi.stage_slot;
+  const region_t *st = &shoal_ofi.reg[SHOAL_SPACE_STAGE];
+  if (!st->mr || !slot || !shoal_ofi.rlen[SHOAL_SPACE_STAGE][pe]) {
+    shoal_warn("shoal_tl_ofi_dev_%s: no staging region towards PE %d", put ? "put" : "get", pe);
+    return SHOAL_ERR_NOSYS;
+  }
+  shoal_status_t rc = stage_fence(t);
+  char *bounce = (char *)st->base + (size_t)shoal_ofi.me * slot;
+  pthread_mutex_lock(&shoal_ofi.stage_mu);
+  for (size_t done = 0, len; !rc && done < n; done += len) {
+    len = n - done < slot ? n - done : slot;
+    if (put) {
+      if (shoal_comm_dev_memcpy(bounce, buf + done, len)) rc = SHOAL_ERR;
+      if (!rc) rc = stage_write(t, bounce, len, pe);
+      if (!rc) rc = shoal_ofi_fb_request(t, MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off + done, 0, 0, len, 0, NULL);
+    } else {
+      rc = shoal_ofi_fb_request(t, MSG_DGET, SHOAL_SPACE_DEVICE, pe, off + done, 0, 0, len, 0, NULL);
+      if (!rc) rc = stage_read(t, bounce, len, pe);
+      if (!rc && shoal_comm_dev_memcpy(buf + done, bounce, len)) rc = SHOAL_ERR;
+    }
+    if (rc == SHOAL_ERR) shoal_warn("shoal_tl_ofi_dev_%s: copy of %zu bytes through the bounce buffer failed",
+                                    put ? "put" : "get", len);
+  }
+  pthread_mutex_unlock(&shoal_ofi.stage_mu);
+  return rc;
+}
+
+/* op on the size-byte object at off of pe's device heap: a request of the message fallback on space
+ * SHOAL_SPACE_DEVICE, which pe performs with its device atomic. Non-fetching ones return once sent (quiet and fence
+ * wait for their answers, as the fallback's); fetching ones wait for the old value. */
+static shoal_status_t stage_amo(txep_t *t, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,
+                                uint64_t *old) {
+  if (SHOAL_UNLIKELY((unsigned)op >= SHOAL_TL_AMO_NOPS || (size != 4 && size != 8) || off % size)) {
+    shoal_warn("shoal_tl_ofi_dev_amo: op %d of %zu bytes at offset %zu: no such AMO, or misaligned", op, size, off);
+    return SHOAL_ERR_INVAL;
+  }
+  shoal_status_t rc = stage_fence(t);
+  if (op == SHOAL_TL_AMO_INC || op == SHOAL_TL_AMO_FETCH_INC) v = 1;
+  *old = 0;
+  bool fetching = amo_ops[op].kind != K_WRITE;
+  return rc ? rc : shoal_ofi_fb_request(t, MSG_REQ, SHOAL_SPACE_DEVICE, pe, off, op, size, v, c, fetching ? old : NULL);
+}
+
+/* The ops table's dev_* slots (comm.h), on h, a context's endpoint, or NULL for the default context's. */
+shoal_status_t shoal_ofi_dev_put(void *h, int pe, size_t off, const void *src, size_t n) {
+  txep_t *t = h ? h : &shoal_ofi.t0;
+  MT(t, stage_rma(t, pe, off, (char *)src, n, true));
+}
+shoal_status_t shoal_ofi_dev_get(void *h, int pe, size_t off, void *dst, size_t n) {
+  txep_t *t = h ? h : &shoal_ofi.t0;
+  MT(t, stage_rma(t, pe, off, dst, n, false));
+}
+shoal_status_t shoal_ofi_dev_amo(void *h, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,
+                                 uint64_t *old) {
+  txep_t *t = h ? h : &shoal_ofi.t0;
+  MT(t, stage_amo(t, pe, off, op, size, v, c, old));
+}

@@ -1,0 +1,293 @@
+/* gpu_fake_far.c - host-initiated RMA and AMOs on the device heap of PEs of other nodes (issue 31, part 1), on the
+ * fake backend (gpu_fake_backend.h: "device memory" is a memfd, so a PE can read its own directly), over ofi on
+ * loopback with SHOAL_NODE_PES splitting the machine into nodes. A PE of another node has no mapping of a peer's
+ * device heap (delta SHMEMX_DEVICE_DELTA_FAR): its puts, gets and AMOs go through the transport's staged path.
+ * Checks: the peer table (near and far), puts and gets of 1 byte, odd sizes and 1 MiB + 3 (several staging chunks)
+ * from and to host and device local buffers, nbi + quiet, strided iput/iget, p/g, every AMO on 4 and 8 bytes with
+ * its values, a counter every PE adds to at once, put + quiet + flag, put + fence + flag, put_signal (set and add) to
+ * a device flag, the _on_stream form, a private context's put/get/AMO. Modes (argv[1]) for bad input from PE 0 to
+ * the last PE: bad_range (a device range past the heap's end), bad_nonsym (device memory outside the heap), bad_amo
+ * (misaligned), bad_pe (out of range). */
+#include "gpu_fake_backend.h"
+
+#include <time.h>
+
+static int fails, me, npes;
+#define CHECK(c, ...)                                                                                                 \
+  do {                                                                                                                 \
+    if (!(c)) {                                                                                                        \
+      fails++;                                                                                                         \
+      fprintf(stderr, "PE %d: FAIL line %d: %s: ", me, __LINE__, #c);                                                  \
+      fprintf(stderr, __VA_ARGS__);                                                                                    \
+      fputc('\n', stderr);                                                                                             \
+    }                                                                                                                  \
+  } while (0)
+
+#define BIG (((size_t)1 << 20) + 3) /* more than one staging slot (256 KiB at most) */
+
+/* The byte i of a pattern (src: the PE that wrote it, tag: the round). */
+static unsigned char pat(size_t i, int src, unsigned tag) { return (unsigned char)(i * 7 + (size_t)src * 13 + tag); }
+static void fill(unsigned char *b, size_t n, int src, unsigned tag) {
+  for (size_t i = 0; i < n; i++) b[i] = pat(i, src, tag);
+}
+/* The first index where b differs from the pattern, or n. */
+static size_t bad_at(const unsigned char *b, size_t n, int src, unsigned tag) {
+  for (size_t i = 0; i < n; i++)
+    if (b[i] != pat(i, src, tag)) return i;
+  return n;
+}
+
+/* Waits (up to 20 s) for this PE's own device word to reach want: the fake device memory is host memory. */
+static bool wait_word(volatile uint64_t *w, uint64_t want) {
+  time_t end = time(NULL) + 20;
+  while (__atomic_load_n(w, __ATOMIC_ACQUIRE) != want)
+    if (time(NULL) > end) return false;
+  return true;
+}
+
+static void amo_ops32(uint32_t *obj, int pe) {
+  /* slot obj (on pe) is this PE's alone: each value is known */
+  shmem_uint32_atomic_set(obj, 5, pe);
+  CHECK(shmem_uint32_atomic_fetch(obj, pe) == 5, "set/fetch");
+  CHECK(shmem_uint32_atomic_swap(obj, 9, pe) == 5, "swap");
+  CHECK(shmem_uint32_atomic_compare_swap(obj, 1, 2, pe) == 9, "cswap (fails)");
+  CHECK(shmem_uint32_atomic_compare_swap(obj, 9, 0xfffffff0u, pe) == 9, "cswap");
+  shmem_uint32_atomic_inc(obj, pe);
+  CHECK(shmem_uint32_atomic_fetch_inc(obj, pe) == 0xfffffff1u, "fetch_inc");
+  shmem_uint32_atomic_add(obj, 20, pe); /* wraps at 32 bits: 0xfffffff2 + 20 = 6 */
+  CHECK(shmem_uint32_atomic_fetch_add(obj, 1, pe) == 6, "fetch_add wraps at 32 bits");
+  shmem_uint32_atomic_and(obj, 0x6, pe);
+  CHECK(shmem_uint32_atomic_fetch_and(obj, 0xff, pe) == 6, "and");
+  shmem_uint32_atomic_or(obj, 0x30, pe);
+  CHECK(shmem_uint32_atomic_fetch_or(obj, 0x100, pe) == 0x36, "or");
+  shmem_uint32_atomic_xor(obj, 0x3, pe);
+  CHECK(shmem_uint32_atomic_fetch_xor(obj, 0xf, pe) == 0x135, "xor");
+  CHECK(shmem_uint32_atomic_fetch(obj, pe) == 0x13a, "final %#x", shmem_uint32_atomic_fetch(obj, pe));
+  CHECK(shmem_int_atomic_fetch_add((int *)obj, -0x13b, pe) == 0x13a && shmem_int_atomic_fetch((int *)obj, pe) == -1,
+        "int fetch_add");
+}
+
+static void amo_ops64(uint64_t *obj, int pe) {
+  shmem_uint64_atomic_set(obj, 5, pe);
+  CHECK(shmem_uint64_atomic_fetch(obj, pe) == 5, "set/fetch");
+  CHECK(shmem_uint64_atomic_swap(obj, 9, pe) == 5, "swap");
+  CHECK(shmem_uint64_atomic_compare_swap(obj, 1, 2, pe) == 9, "cswap (fails)");
+  CHECK(shmem_uint64_atomic_compare_swap(obj, 9, 0xfffffffffull, pe) == 9, "cswap");
+  shmem_uint64_atomic_inc(obj, pe);
+  CHECK(shmem_uint64_atomic_fetch_inc(obj, pe) == 0x1000000000ull, "fetch_inc: 64 bits carried");
+  shmem_uint64_atomic_add(obj, 1ull << 40, pe);
+  CHECK(shmem_uint64_atomic_fetch_add(obj, 1, pe) == 0x11000000001ull, "fetch_add");
+  shmem_uint64_atomic_and(obj, 0x10000000003ull, pe);
+  CHECK(shmem_uint64_atomic_fetch_and(obj, ~0ull, pe) == 0x10000000002ull, "and");
+  shmem_uint64_atomic_or(obj, 0x30, pe);
+  CHECK(shmem_uint64_atomic_fetch_or(obj, 0x100, pe) == 0x10000000032ull, "or");
+  shmem_uint64_atomic_xor(obj, 0x3, pe);
+  CHECK(shmem_uint64_atomic_fetch_xor(obj, 0xf, pe) == 0x10000000131ull, "xor");
+  CHECK(shmem_uint64_atomic_fetch(obj, pe) == 0x1000000013eull, "final");
+  CHECK(shmem_long_atomic_fetch_add((long *)obj, -0x1000000013fl, pe) == 0x1000000013el &&
+        shmem_long_atomic_fetch((long *)obj, pe) == -1, "long fetch_add");
+}
+
+int main(int argc, char **argv) {
+  setenv("SHOAL_DEVICE_SYMMETRIC_SIZE", "16M", 1);
+  shoal_gpu_test_backend = &fake;
+  const char *mode = argc > 1 ? argv[1] : "";
+  shmem_init();
+  me = shmem_my_pe(), npes = shmem_n_pes();
+  int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
+  CHECK(shmemx_gpu_available() == 1, "the device heap is not up (near and far PEs have theirs)");
+  if (!shmemx_gpu_available()) return 1;
+
+  /* The peer table: another node's PE is SHMEMX_DEVICE_DELTA_FAR, in the host copy and the device one. */
+  const char *np = getenv("SHOAL_NODE_PES");
+  long k = np ? atol(np) : 0;
+  shmemx_device_state_t st;
+  CHECK(!shmemx_device_state_get(&st, sizeof st), "device state");
+  int nfar = 0;
+  for (int p = 0; p < npes; p++) {
+    bool far = k > 0 && p / k != me / k;
+    nfar += far;
+    CHECK((st.delta[p] == SHMEMX_DEVICE_DELTA_FAR) == far, "PE %d: delta %lld, far %d", p, (long long)st.delta[p],
+          far);
+    CHECK(st.peer_delta[p] == st.delta[p], "PE %d: the device copy of the peer table differs", p);
+  }
+
+  /* Symmetric device buffers: recv[src] takes PE src's puts; src holds this PE's pattern; misc the flags. */
+  unsigned char *recv = shmem_malloc_with_hints(BIG * (size_t)npes, SHMEMX_MALLOC_DEVICE);
+  unsigned char *dsrc = shmem_malloc_with_hints(BIG, SHMEMX_MALLOC_DEVICE);
+  unsigned char *dloc = shmem_malloc_with_hints(BIG, SHMEMX_MALLOC_DEVICE); /* a device local buffer */
+  uint64_t *flags = shmem_malloc_with_hints(8 * sizeof(uint64_t) * (size_t)npes, SHMEMX_MALLOC_DEVICE);
+  uint64_t *cnt64 = shmem_malloc_with_hints(2 * sizeof(uint64_t), SHMEMX_MALLOC_DEVICE);
+  uint32_t *cnt32 = (uint32_t *)(cnt64 + 1);
+  uint64_t *obj64 = shmem_malloc_with_hints(sizeof(uint64_t) * (size_t)npes, SHMEMX_MALLOC_DEVICE);
+  uint32_t *obj32 = shmem_malloc_with_hints(sizeof(uint32_t) * (size_t)npes, SHMEMX_MALLOC_DEVICE);
+  int *ints = shmem_malloc_with_hints(sizeof(int) * 300, SHMEMX_MALLOC_DEVICE);
+  unsigned char *host = malloc(BIG), *back = malloc(BIG);
+  CHECK(recv && dsrc && dloc && flags && cnt64 && obj64 && obj32 && ints && host && back, "allocations");
+  CHECK(shoal_gpu_heap_owns(recv) && shoal_gpu_heap_owns(flags), "device heap");
+
+  /* Bad input, from PE 0 to the last PE (another node): one line naming routine and argument, a nonzero exit. */
+  if (*mode) {
+    const shoal_space_t *ds = &shoal_g.space[SHOAL_SPACE_DEVICE];
+    void *other = NULL; /* device memory of this PE outside the symmetric heap */
+    CHECK(fake.mem_alloc(&other, 4096) == SHOAL_OK, "fake device allocation");
+    if (me == 0 && !strcmp(mode, "bad_range")) /* starts in the device heap, runs past its end */
+      shmem_putmem((char *)ds->base + ds->size - 8, host, 64, npes - 1);
+    else if (me == 0 && !strcmp(mode, "bad_nonsym")) /* device memory, not symmetric */
+      shmem_getmem(host, other, 64, npes - 1);
+    else if (me == 0 && !strcmp(mode, "bad_amo")) /* a misaligned device address */
+      shmem_uint64_atomic_add((uint64_t *)(recv + 4), 1, npes - 1);
+    else if (me == 0 && !strcmp(mode, "bad_pe"))
+      shmem_putmem(recv, host, 8, npes);
+    shmem_barrier_all();
+    shmem_finalize();
+    return 0;
+  }
+
+  memset(flags, 0, 8 * sizeof(uint64_t) * (size_t)npes);
+  memset(obj64, 0, sizeof(uint64_t) * (size_t)npes);
+  memset(obj32, 0, sizeof(uint32_t) * (size_t)npes);
+  *cnt64 = 0, *cnt32 = 0;
+  fill(dsrc, BIG, me, 1);
+
+  /* Puts to next from host and from device local buffers, then gets from next; sizes 1, odd, and several chunks. */
+  static const size_t sizes[] = {1, 7, 4099, (256 << 10) + 3, BIG};
+  unsigned tag = 10;
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    size_t n = sizes[si];
+    for (int from_dev = 0; from_dev < 2; from_dev++, tag++) {
+      memset(recv + (size_t)prev * BIG, 0xee, BIG);
+      shmem_barrier_all();
+      unsigned char *src = from_dev ? dloc : host;
+      fill(src, n, me, tag);
+      if (si % 2) shmem_putmem(recv + (size_t)me * BIG, src, n, next);
+      else {
+        shmem_putmem_nbi(recv + (size_t)me * BIG, src, n, next);
+        shmem_quiet();
+      }
+      memset(src, 0, n); /* blocking put: the source is reusable on return */
+      shmem_barrier_all();
+      size_t at = bad_at(recv + (size_t)prev * BIG, n, prev, tag);
+      CHECK(at == n, "put of %zu bytes from a %s buffer from PE %d: byte %zu is %#x", n, from_dev ? "device" : "host",
+            prev, at, recv[(size_t)prev * BIG + at]);
+      CHECK(n == BIG || recv[(size_t)prev * BIG + n] == 0xee, "put of %zu bytes wrote past its end", n);
+      unsigned char *dst = from_dev ? dloc : back;
+      memset(dst, 0, n);
+      shmem_getmem(dst, dsrc, n, next);
+      at = bad_at(dst, n, next, 1);
+      CHECK(at == n, "get of %zu bytes into a %s buffer from PE %d: byte %zu", n, from_dev ? "device" : "host", next,
+            at);
+    }
+  }
+  shmem_barrier_all();
+
+  /* Strided and single-element forms. */
+  int vals[100];
+  for (int i = 0; i < 100; i++) vals[i] = me * 1000 + i;
+  memset(ints, 0, sizeof(int) * 300);
+  shmem_barrier_all();
+  shmem_int_iput(ints, vals, 3, 1, 100, next);
+  shmem_int_p(ints + 299, -me - 1, next);
+  shmem_barrier_all();
+  for (int i = 0; i < 100; i++)
+    if (ints[3 * i] != prev * 1000 + i) {
+      CHECK(0, "iput element %d: %d", i, ints[3 * i]);
+      break;
+    }
+  CHECK(ints[1] == 0 && ints[299] == -prev - 1, "iput stride / int_p: %d %d", ints[1], ints[299]);
+  int got[100];
+  shmem_int_iget(got, ints, 1, 3, 100, next);
+  for (int i = 0; i < 100; i++)
+    if (got[i] != me * 1000 + i) {
+      CHECK(0, "iget element %d: %d", i, got[i]);
+      break;
+    }
+  CHECK(shmem_int_g(ints + 299, next) == -me - 1, "int_g");
+  shmem_barrier_all();
+
+  /* Every AMO on 4 and 8 bytes, on this PE's own object at next; then a counter on PE 0 that every PE adds to. */
+  amo_ops32(obj32 + me, next);
+  amo_ops64(obj64 + me, next);
+  enum { K = 40 };
+  uint64_t mx = 0;
+  for (int i = 0; i < K; i++) {
+    uint64_t o = shmem_uint64_atomic_fetch_add(cnt64, 1, 0);
+    CHECK(o < (uint64_t)K * npes, "fetch_add returned %llu", (unsigned long long)o);
+    mx = o > mx ? o : mx;
+    shmem_uint32_atomic_add(cnt32, 3, 0);
+  }
+  shmem_quiet();
+  shmem_barrier_all();
+  if (me == 0) {
+    CHECK(*cnt64 == (uint64_t)K * npes, "counter %llu, want %d", (unsigned long long)*cnt64, K * npes);
+    CHECK(*cnt32 == 3u * K * npes, "counter32 %u, want %d", *cnt32, 3 * K * npes);
+  }
+  CHECK(obj32[prev] == 0xffffffffu && obj64[prev] == ~0ull, "AMO results at the target: %#x %#llx", obj32[prev],
+        (unsigned long long)obj64[prev]);
+  shmem_barrier_all();
+
+  /* Ordering: put, quiet, flag put; put, fence, flag AMO; put_signal set and add. The target waits on its own device
+   * flag (which its progress thread fills, the PE polling only memory), then checks the data. */
+  uint64_t *fl = flags + 8 * (size_t)me;       /* my flags at next */
+  uint64_t *pf = flags + 8 * (size_t)prev;     /* prev's flags here */
+  unsigned char *rmine = recv + (size_t)me * BIG, *rprev = recv + (size_t)prev * BIG;
+  for (int round = 0; round < 4; round++) {
+    unsigned t = 40 + (unsigned)round;
+    fill(dloc, BIG, me, t);
+    uint64_t one = (uint64_t)round + 1;
+    if (round == 0) {
+      shmem_putmem(rmine, dloc, BIG, next);
+      shmem_quiet();
+      shmem_putmem(fl + 0, &one, sizeof one, next);
+    } else if (round == 1) {
+      shmem_putmem_nbi(rmine, dloc, BIG, next);
+      shmem_fence();
+      shmem_uint64_atomic_set(fl + 0, one, next);
+    } else if (round == 2) {
+      shmem_putmem_signal(rmine, dloc, BIG, fl + 1, 7, SHMEM_SIGNAL_SET, next);
+    } else {
+      shmem_putmem_signal_nbi(rmine, dloc, BIG, fl + 1, 5, SHMEM_SIGNAL_ADD, next);
+      shmem_quiet();
+    }
+    volatile uint64_t *w = round < 2 ? pf + 0 : pf + 1;
+    uint64_t want = round < 2 ? one : round == 2 ? 7 : 12;
+    CHECK(wait_word(w, want), "round %d: flag %llu, want %llu", round, (unsigned long long)*w,
+          (unsigned long long)want);
+    size_t at = bad_at(rprev, BIG, prev, t);
+    CHECK(at == BIG, "round %d: the flag came before the data (byte %zu)", round, at);
+    shmem_barrier_all();
+  }
+  /* The host routines that take a device flag: shmem_signal_fetch is a local read, refused for device memory. */
+
+  /* The stream forms to a far PE: the stream's work, then the host path. */
+  fill(dloc, 4099, me, 77);
+  shmemx_putmem_on_stream(rmine, dloc, 4099, next, NULL);
+  shmemx_quiet_on_stream(NULL);
+  shmem_barrier_all();
+  CHECK(bad_at(rprev, 4099, prev, 77) == 4099, "putmem_on_stream");
+  shmem_barrier_all(); /* checked before prev's next put lands */
+
+  /* A private context (its own endpoint; what a proxy thread would use): put, get, AMO on the device heap. */
+  shmem_ctx_t cx;
+  CHECK(!shmem_ctx_create(SHMEM_CTX_PRIVATE, &cx), "ctx_create");
+  fill(host, 300000, me, 88);
+  shmem_ctx_putmem(cx, rmine, host, 300000, next);
+  shmem_ctx_uint64_atomic_add(cx, fl + 2, 3, next);
+  shmem_ctx_quiet(cx);
+  CHECK(shmem_ctx_uint64_atomic_fetch(cx, fl + 2, next) == 3, "ctx AMO");
+  shmem_barrier_all();
+  CHECK(bad_at(rprev, 300000, prev, 88) == 300000 && pf[2] == 3, "ctx put / add to a far device heap");
+  memset(back, 0, 300000);
+  shmem_ctx_getmem(cx, back, rmine, 300000, next);
+  CHECK(bad_at(back, 300000, me, 88) == 300000, "ctx get");
+  shmem_ctx_destroy(cx);
+  shmem_barrier_all();
+
+  shmem_free(recv), shmem_free(dsrc), shmem_free(dloc), shmem_free(flags), shmem_free(cnt64), shmem_free(obj64);
+  shmem_free(obj32), shmem_free(ints);
+  free(host), free(back);
+  shmem_finalize();
+  if (fails) return 1;
+  if (me == 0) printf("gpu_fake_far: %d PEs, %d far from PE 0: ok\n", npes, nfar);
+  return 0;
+}
