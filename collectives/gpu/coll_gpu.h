@@ -117,6 +117,10 @@ int shoal_coll_gpu_alltoall(struct shoal_team *t, void *dest, const void *source
 /* The same for a broadcast of nbytes from team rank root (checked by the caller) to dest on every member. */
 int shoal_coll_gpu_bcast(struct shoal_team *t, void *dest, const void *source, size_t nbytes, int root, void *stream,
                          const char *routine);
+/* Teams with members on other nodes (t->remote; gpu/coll_gpu_far.c): the host drives op (SHOAL_COLL_GPU_*) through
+ * the RMA paths that reach every member's device heap; checks done by the caller. Returns SHOAL_OK. */
+int shoal_coll_gpu_far(int op, struct shoal_team *t, void *dest, const void *source, size_t nbytes, int root,
+                       void *stream, const char *routine);
 
 #ifdef __cplusplus
 }

@@ -118,6 +118,10 @@ struct shoal_team;
  * mixed host/device buffers, past the heap end, long double, no kernels. */
 int shoal_coll_gpu_reduce(struct shoal_team *t, void *dest, const void *source, size_t nelems, int type, int op,
                           void *stream, const char *routine);
+/* The same on a team with members on other nodes (gpu/coll_gpu_far.c): every member reads every source, combines in
+ * team order in the kernels' accumulator type; checks done by shoal_coll_gpu_reduce. Returns SHOAL_OK. */
+int shoal_coll_gpu_reduce_far(struct shoal_team *t, void *dest, const void *source, size_t nelems, int type, int op,
+                              void *stream, const char *routine);
 
 #ifdef __cplusplus
 }

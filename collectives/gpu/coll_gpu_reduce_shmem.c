@@ -42,6 +42,9 @@ int shoal_coll_gpu_reduce(shoal_team_t *t, void *dest, const void *source, size_
   if ((uintptr_t)dest % es || (uintptr_t)source % es)
     shoal_fatal(routine, "%s: %p is not aligned to its %zu-byte elements", (uintptr_t)dest % es ? "dest" : "source",
                 (uintptr_t)dest % es ? dest : source, es);
+  /* members on other nodes (no mapping of their heaps here), or kernels left off because some PE is far */
+  if ((t->remote || shoal_gpu_heap_any_far()) && !t->aset)
+    return shoal_coll_gpu_reduce_far(t, dest, source, nelems, type, op, stream, routine);
   shoal_coll_gpu_args_t g;
   void *s;
   shoal_coll_gpu_slot_begin(t, stream, routine, &g, &s);

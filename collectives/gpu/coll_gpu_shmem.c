@@ -287,6 +287,9 @@ static int gpu_coll(int op, shoal_team_t *t, void *dest, const void *source, siz
                 shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ? "source" : "dest",
                 shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ? sbytes : dbytes,
                 shoal_gpu_heap_owns((const char *)dest + dbytes - 1) ? source : dest);
+  /* members on other nodes (no mapping of their heaps here), or kernels left off because some PE is far */
+  if ((t->remote || shoal_gpu_heap_any_far()) && !t->aset)
+    return shoal_coll_gpu_far(op, t, dest, source, nbytes, root, stream, routine);
   shoal_coll_gpu_args_t a;
   void *s;
   shoal_coll_gpu_slot_begin(t, stream, routine, &a, &s);
