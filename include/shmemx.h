@@ -26,6 +26,9 @@ void shmemx_heap_info(size_t *total, size_t *free_largest);
 
 /** Most PEs the device-side API addresses (the peer table lives in __constant__ memory). */
 #define SHMEMX_DEVICE_MAX_PES 256
+/** delta[pe] / peer_delta[pe] of a PE that loads and stores cannot reach (another node): the device API reaches it
+ *  through the host proxy (docs/gpu.md, "The proxy"). */
+#define SHMEMX_DEVICE_DELTA_FAR INT64_MIN
 
 /** State the device API reads, filled by the runtime (shmemx_device_state_get) and copied to the GPU by
  *  shmemx_init_device_state() of <shoal/shmem_device.cuh>. Addresses are device addresses of this PE. */
@@ -43,7 +46,9 @@ typedef struct shmemx_device_state {
   const int32_t *teams;           /* device memory [team_count][4]: wstart, wstride, size (0: no team), my rank */
   uint64_t team_pool;             /* host address of team entry 0: a handle's entry is (handle - team_pool) / stride */
   uint32_t team_stride, team_count;
-  int64_t delta[SHMEMX_DEVICE_MAX_PES]; /* peer p's device heap in this address space minus heap_base */
+  int64_t delta[SHMEMX_DEVICE_MAX_PES]; /* peer p's device heap in this address space minus heap_base, or
+                                         * SHMEMX_DEVICE_DELTA_FAR: p is reached through the proxy */
+  void *proxy_queue;              /* device address of this PE's proxy queue (shoal/detail/proxy_queue.h), or NULL */
 } shmemx_device_state_t;
 #define SHMEMX_DEVICE_BAR_ROUNDS 16
 
