@@ -58,58 +58,65 @@ static const char *routine_of(const shoal_proxy_entry_t *e, char *buf, size_t le
   return buf;
 }
 
+/* End the job with one line naming the device routine of request e (the name is made only then). */
+#define PROXY_FATAL(e, ...)                                                                                           \
+  do {                                                                                                                 \
+    char rt_[96];                                                                                                      \
+    shoal_fatal(routine_of((e), rt_, sizeof rt_), __VA_ARGS__);                                                        \
+  } while (0)
+
 /* Symmetric [a, a + n) on some space of this PE (device heap, symmetric heap, static data), else fatal naming arg. */
-static void check_sym(const char *rt, const char *arg, uint64_t a, uint64_t n, int pe) {
+static void check_sym(const shoal_proxy_entry_t *e, const char *arg, uint64_t a, uint64_t n, int pe) {
   size_t off;
   if (!shoal_space_find((const void *)(uintptr_t)a, n ? n : 1, &off))
-    shoal_fatal(rt, "%s 0x%llx (%llu bytes, PE %d) is not a symmetric address (device heap, symmetric heap or static "
+    PROXY_FATAL(e, "%s 0x%llx (%llu bytes, PE %d) is not a symmetric address (device heap, symmetric heap or static "
                 "data)", arg, (unsigned long long)a, (unsigned long long)n, pe);
 }
 
 /* Check e before anything is done for it: op and aop known, pe in range, sizes, alignment, symmetric target and
  * signal, a local buffer where bytes move. Fatal (one line) otherwise. */
-static void check(const shoal_proxy_entry_t *e, const char *rt) {
+static void check(const shoal_proxy_entry_t *e) {
   if (e->op == 0 || e->op >= SHOAL_PROXY_NOPS)
-    shoal_fatal(rt, "unknown operation %u in queue slot %llu (ticket %llu): the queue was overwritten", e->op,
+    PROXY_FATAL(e, "unknown operation %u in queue slot %llu (ticket %llu): the queue was overwritten", e->op,
                 (unsigned long long)(P.head & (P.entries - 1)), (unsigned long long)P.head);
   if (e->op == SHOAL_PROXY_FENCE || e->op == SHOAL_PROXY_QUIET) return;
-  if ((unsigned)e->pe >= (unsigned)shoal_g.npes) shoal_fatal(rt, "pe %d out of range [0, %d)", e->pe, shoal_g.npes);
+  if ((unsigned)e->pe >= (unsigned)shoal_g.npes) PROXY_FATAL(e, "pe %d out of range [0, %d)", e->pe, shoal_g.npes);
   const uint64_t n = e->bytes;
   switch (e->op) {
   case SHOAL_PROXY_P:
   case SHOAL_PROXY_G:
-    if (n != 1 && n != 2 && n != 4 && n != 8) shoal_fatal(rt, "element size %llu: 1, 2, 4 or 8", (unsigned long long)n);
+    if (n != 1 && n != 2 && n != 4 && n != 8) PROXY_FATAL(e, "element size %llu: 1, 2, 4 or 8", (unsigned long long)n);
     break;
   case SHOAL_PROXY_AMO:
-    if (e->aop >= SHOAL_PROXY_AMO_NOPS) shoal_fatal(rt, "unknown atomic operation %u", e->aop);
-    if (n != 4 && n != 8) shoal_fatal(rt, "element size %llu: 4 or 8", (unsigned long long)n);
-    if (e->target % n) shoal_fatal(rt, "dest 0x%llx is not aligned to its %llu bytes", (unsigned long long)e->target,
+    if (e->aop >= SHOAL_PROXY_AMO_NOPS) PROXY_FATAL(e, "unknown atomic operation %u", e->aop);
+    if (n != 4 && n != 8) PROXY_FATAL(e, "element size %llu: 4 or 8", (unsigned long long)n);
+    if (e->target % n) PROXY_FATAL(e, "dest 0x%llx is not aligned to its %llu bytes", (unsigned long long)e->target,
                                    (unsigned long long)n);
     break;
   case SHOAL_PROXY_PUT_SIGNAL:
     if (e->sig_op != SHMEM_SIGNAL_SET && e->sig_op != SHMEM_SIGNAL_ADD)
-      shoal_fatal(rt, "sig_op %u: SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", e->sig_op);
-    if (e->sig % 8) shoal_fatal(rt, "sig_addr 0x%llx is not 8-byte aligned", (unsigned long long)e->sig);
-    check_sym(rt, "sig_addr", e->sig, 8, e->pe);
+      PROXY_FATAL(e, "sig_op %u: SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", e->sig_op);
+    if (e->sig % 8) PROXY_FATAL(e, "sig_addr 0x%llx is not 8-byte aligned", (unsigned long long)e->sig);
+    check_sym(e, "sig_addr", e->sig, 8, e->pe);
     /* fall through */
   default: /* PUT, GET */
     if (n && !e->local)
-      shoal_fatal(rt, "%s is NULL with %llu bytes", e->op == SHOAL_PROXY_GET ? "dest" : "source",
+      PROXY_FATAL(e, "%s is NULL with %llu bytes", e->op == SHOAL_PROXY_GET ? "dest" : "source",
                   (unsigned long long)n);
     break;
   }
-  check_sym(rt, e->op == SHOAL_PROXY_GET || e->op == SHOAL_PROXY_G ? "source" : "dest", e->target, n, e->pe);
+  check_sym(e, e->op == SHOAL_PROXY_GET || e->op == SHOAL_PROXY_G ? "source" : "dest", e->target, n, e->pe);
 }
 
 /* n bytes between a kernel's buffer (maybe GPU memory) and the bounce buffer, synchronously: the backend's copy, or
  * memcpy where there is no GPU (the backend has none). */
-static void stage(const char *rt, void *dst, const void *src, size_t n) {
+static void stage(const shoal_proxy_entry_t *e, void *dst, const void *src, size_t n) {
   shoal_status_t rc = shoal_gpu_ops.memcpy(dst, src, n, P.stream);
   if (rc == SHOAL_ERR_NOSYS) {
     memcpy(dst, src, n);
     return;
   }
-  if (rc || shoal_gpu_ops.stream_sync(P.stream)) shoal_fatal(rt, "staging copy of %zu bytes failed", n);
+  if (rc || shoal_gpu_ops.stream_sync(P.stream)) PROXY_FATAL(e, "staging copy of %zu bytes failed", n);
 }
 
 /* One AMO through the host path; returns the old value (0 for the non-fetching forms). 4 or 8 bytes as bits. */
@@ -149,7 +156,7 @@ static uint64_t amo(shmem_ctx_t ctx, const shoal_proxy_entry_t *e) {
 
 /* Serve one checked request; returns the answer's value (G, AMO). PUT and GET go in BOUNCE-byte chunks; a PUT_SIGNAL's
  * signal goes with its last chunk, after a fence when there were several (the data before the signal). */
-static uint64_t serve(shmem_ctx_t ctx, const shoal_proxy_entry_t *e, const char *rt) {
+static uint64_t serve(shmem_ctx_t ctx, const shoal_proxy_entry_t *e) {
   char *t = (char *)(uintptr_t)e->target, *l = (char *)(uintptr_t)e->local;
   uint64_t v = 0;
   switch (e->op) {
@@ -159,7 +166,7 @@ static uint64_t serve(shmem_ctx_t ctx, const shoal_proxy_entry_t *e, const char 
     do {
       const size_t c = n - off < BOUNCE ? n - off : BOUNCE;
       const bool last = off + c == n;
-      if (c) stage(rt, P.bounce, l + off, c);
+      if (c) stage(e, P.bounce, l + off, c);
       uint64_t *sig = (uint64_t *)(uintptr_t)e->sig;
       if (last && e->op == SHOAL_PROXY_PUT_SIGNAL && !shoal_gpu_heap_owns(sig)) {
         if (off) shmem_ctx_fence(ctx);
@@ -182,7 +189,7 @@ static uint64_t serve(shmem_ctx_t ctx, const shoal_proxy_entry_t *e, const char 
     for (size_t off = 0, n = e->bytes; off < n;) {
       const size_t c = n - off < BOUNCE ? n - off : BOUNCE;
       shmem_ctx_getmem(ctx, P.bounce, t + off, c, e->pe);
-      stage(rt, l + off, P.bounce, c);
+      stage(e, l + off, P.bounce, c);
       off += c;
     }
     break;
@@ -196,7 +203,8 @@ static uint64_t serve(shmem_ctx_t ctx, const shoal_proxy_entry_t *e, const char 
   return v;
 }
 
-/* Idle: spin briefly, then yield, then sleep 50 us at a time (the PE's own threads need the CPU more). */
+/* Idle: spin briefly, then yield, then sleep 50 us at a time (the PE's own threads need the CPU more; a request after
+ * a long idle waits up to 50 us). */
 static void idle(unsigned *polls) {
   if (++*polls < 64) {
     SHOAL_CPU_RELAX();
@@ -223,10 +231,8 @@ static void *proxy_main(void *arg) {
     const uint64_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
     if (seq == 4 * h + 1) {
       shoal_proxy_entry_t e = *s;
-      char rt[96];
-      routine_of(&e, rt, sizeof rt);
-      check(&e, rt);
-      const uint64_t v = serve(ctx, &e, rt);
+      check(&e);
+      const uint64_t v = serve(ctx, &e);
       if (e.flags & SHOAL_PROXY_F_WAIT) {
         s->value = v;
         __atomic_store_n(&s->seq, 4 * h + 2, __ATOMIC_RELEASE);
