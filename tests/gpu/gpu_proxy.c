@@ -7,7 +7,9 @@
  * exit status 1).
  *   gpu_proxy host    targets on the host symmetric heap (any layout: SHOAL_NODE_PES=1 over ofi puts every peer on
  *                     another node, the proxy's case)
- *   gpu_proxy device  targets on the device heap of the fake GPU (one node), local buffers on it too (staging)
+ *   gpu_proxy device  targets on the device heap of the fake GPU, local buffers on it too (staging); over several
+ *                     nodes (SHOAL_NODE_PES=1) the proxy must have been started by shmem_init and named in the
+ *                     device state (skipped, exit 77, where the device heap does not span the nodes)
  *   gpu_proxy bad_pe | bad_addr | bad_op | bad_seq   PE 0 posts one bad request */
 #include "heap_gpu.h"
 #include "proxy.h"
@@ -108,8 +110,23 @@ int main(int argc, char **argv) {
   me = shmem_my_pe();
   npes = shmem_n_pes();
   const int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
-  CHECK(!device_mode || shmemx_gpu_available(), "fake GPU not in use");
-  CHECK(shoal_proxy_queue() == NULL, "the proxy runs without a far device PE");
+  if (device_mode && !shmemx_gpu_available()) {
+    /* PEs on several nodes (SHOAL_NODE_PES): the fake device heap spans them only once the host paths reach far
+     * device heaps (issue 31 part 1); until then the run is skipped */
+    if (me == 0) printf("gpu_proxy: device: skipped: no device heap across the nodes of this run\n");
+    shmem_finalize();
+    return 77;
+  }
+  /* the proxy runs from shmem_init exactly when the device state has a PE of another node, and the state names its
+   * queue; otherwise the test starts it */
+  shmemx_device_state_t st;
+  bool far = false;
+  if (device_mode && shmemx_device_state_get(&st, sizeof st) == 0)
+    for (int p = 0; p < npes; p++) far = far || st.delta[p] == SHMEMX_DEVICE_DELTA_FAR;
+  CHECK((shoal_proxy_queue() != NULL) == far, "the proxy %s with%s a far device PE", far ? "does not run" : "runs",
+        far ? "" : "out");
+  CHECK(!far || st.proxy_queue == (void *)shoal_proxy_queue(), "the device state's queue %p, the proxy's %p",
+        st.proxy_queue, (void *)shoal_proxy_queue());
   CHECK(shoal_proxy_start("gpu_proxy") == SHOAL_OK && (Q = shoal_proxy_queue()) != NULL, "proxy start");
   ctr = sym_alloc(64);
   ctr_nf = ctr + 1;
