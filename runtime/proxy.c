@@ -256,10 +256,16 @@ static void *proxy_main(void *arg) {
   return NULL;
 }
 
+/* Free host_alloc memory: the backend's, or plain memory where its slot is a stub (host_alloc below). */
+static void host_free(void *p) {
+  if (p && shoal_gpu_ops.host_free(p) == SHOAL_ERR_NOSYS) shoal_gpu_none_ops.host_free(p);
+}
+
 static void release(void) {
-  if (P.q_mem) (P.q_dev ? shoal_gpu_ops.mem_free(P.q_mem) : shoal_gpu_ops.host_free(P.q_mem));
-  if (P.ring_host) shoal_gpu_ops.host_free(P.ring_host);
-  if (P.bounce) shoal_gpu_ops.host_free(P.bounce);
+  if (P.q_mem && P.q_dev) shoal_gpu_ops.mem_free(P.q_mem);
+  else host_free(P.q_mem);
+  host_free(P.ring_host);
+  host_free(P.bounce);
   if (P.stream) shoal_gpu_ops.stream_destroy(P.stream);
   P.q_mem = P.ring_host = P.stream = NULL;
   P.bounce = NULL;
