@@ -187,20 +187,18 @@ SHOAL_DI unsigned shoal_d_nthreads() { return blockDim.x * blockDim.y * blockDim
  * where pe does not change). Blocking forms (put, get, g, fetching AMOs, put_signal) wait for the proxy's answer; _nbi
  * forms, p and non-fetching AMOs do not (shmem_quiet completes them). */
 SHOAL_DI bool shoal_d_far(int pe) { return __builtin_expect(shoal_d_st().delta[pe] == SHMEMX_DEVICE_DELTA_FAR, 0); }
-/* A far PE and no queue (a state filled without the proxy): the kernel stops with one line. No argument: passing one
- * gave every kernel an 8-byte stack frame (nvcc 13). */
-static __device__ __noinline__ void shoal_d_no_proxy(void) {
-  printf("shoal: PE %d: device API: a PE of another node is addressed and this PE has no proxy queue (its device "
-         "state was filled without one)\n", shoal_dstate.my_pe);
-  SHOAL_GPU_TRAP();
-}
 /* Post one request (op, fields as in shoal_proxy_entry_t) and, with SHOAL_PROXY_F_WAIT, wait for its answer, which is
- * returned (G, AMO: the old value). Inline: a call's ABI kept more registers live in the near path around it (nvcc
- * 13, sm_90: a loop of shmem_long_p 26 registers inline, 42 with a call). */
+ * returned (G, AMO: the old value). A far PE and no queue cannot happen (the runtime puts the queue into every state
+ * with a far PE); should it, the kernel stops with one line. Inline, the line without arguments: a call's ABI kept
+ * more registers live in the near path (nvcc 13, sm_90: a loop of shmem_long_p 27 registers inline, 42 with a call),
+ * and a call or a printf argument gave the kernels an 8-byte stack frame. */
 SHOAL_DI uint64_t shoal_d_proxy(int op, int aop, int flags, int pe, const void *target, const void *local,
                                 uint64_t bytes, uint64_t value, uint64_t cmp, const uint64_t *sig, int sig_op) {
   shoal_proxy_queue_t *q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue;
-  if (__builtin_expect(!q, 0)) shoal_d_no_proxy();
+  if (__builtin_expect(!q, 0)) {
+    printf("shoal: PE ?: device API: a PE of another node is addressed and this PE has no proxy queue\n");
+    SHOAL_GPU_TRAP();
+  }
   shoal_proxy_entry_t e;
   e.seq = 0;
   e.op = (uint8_t)op;
