@@ -6,6 +6,7 @@
 #include "shoal.h"
 #include "ctx.h"          /* shoal_ctx_fini */
 #include "heap_gpu.h"     /* the device heap: shoal_gpu_init, _announce, _fini, and its two registrations */
+#include "proxy.h"        /* the device proxy: shoal_proxy_init, _fini */
 #include "team.h"         /* shoal_team_init, _fini, _gpu_fill */
 #include "gpu/coll_gpu.h" /* shoal_coll_gpu_area_bytes, _init, _fini */
 
@@ -36,6 +37,7 @@ static void init_common(const char *routine, int requested) {
   if (shoal_gpu_init()) shoal_fatal(routine, "GPU setup failed");
   if (shoal_coll_gpu_init()) /* once the device heap is up (a no-op without one) */
     shoal_warn("shmem_init: GPU collectives not set up: fcollect/alltoall on device buffers will be refused");
+  shoal_proxy_init(routine); /* a PE of another node in the device state: its queue, before the units are filled */
   shoal_gpu_announce(routine);
   shoal_init_mark("device heap, GPU collectives");
   shoal_rt_init_end();
@@ -62,6 +64,7 @@ int shmem_init_thread(int requested, int *provided) {
 /* A no-op unless running; collective. The hooks stay registered (a later call finds shoal_g.state 2 first). */
 void shmem_finalize(void) {
   if (shoal_g.state != 1) return;
+  shoal_proxy_fini(); /* kernels done, the device proxy's requests served and complete, before contexts go */
   shoal_ctx_fini(); /* contexts' operations between nodes complete before the barrier (it covers the default's) */
   shmem_barrier_all();
   shoal_coll_gpu_fini(); /* before the device heap it signals in goes */

@@ -69,7 +69,11 @@ typedef enum {
   X(kernels_setup, (const shmemx_device_state_t *st))   /* state of libshoal's own kernels */                         \
   X(barrier_on_stream, (void *stream))                  /* enqueue the device barrier over all PEs */                 \
   X(amo, (void *target, int op, size_t size, uint64_t value, uint64_t cmp, void *scratch, uint64_t *old,            \
-          void *stream))                                /* scratch: 8 bytes of device memory */
+          void *stream))                                /* scratch: 8 bytes of device memory */                       \
+  /* Pinned host memory that kernels read and write (the proxy's queue, runtime/proxy.c): *host for the CPU, *dev the \
+   * same bytes as kernels address them (mapped, portable; coherent on HIP). */                                        \
+  X(host_alloc, (void **host, void **dev, size_t n))                                                                   \
+  X(host_free, (void *host))
 
 #define SHOAL_GPU_OPS_FIELD(name, params) shoal_status_t(*name) params;
 typedef struct shoal_gpu_ops {

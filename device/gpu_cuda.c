@@ -305,6 +305,22 @@ static shoal_status_t cuda_device_sync(void) {
   return SHOAL_OK;
 }
 
+/* Pinned, mapped into every device's address space (portable), for a queue the GPU writes and the CPU reads. */
+static shoal_status_t cuda_host_alloc(void **host, void **dev, size_t n) {
+  CU(cudaHostAlloc(host, n, cudaHostAllocMapped | cudaHostAllocPortable));
+  cudaError_t e = cudaHostGetDevicePointer(dev, *host, 0);
+  if (e != cudaSuccess) {
+    cudaFreeHost(*host);
+    return cuda_fail("cudaHostGetDevicePointer", e);
+  }
+  return SHOAL_OK;
+}
+
+static shoal_status_t cuda_host_free(void *host) {
+  CU(cudaFreeHost(host));
+  return SHOAL_OK;
+}
+
 static shoal_status_t cuda_occupancy(const void *func, int block_threads, size_t shmem, int *blocks_per_sm) {
   CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, func, block_threads, shmem));
   return SHOAL_OK;
@@ -371,6 +387,8 @@ const shoal_gpu_ops_t shoal_gpu_cuda_ops = {
   .event_sync = cuda_event_sync,
   .event_elapsed = cuda_event_elapsed,
   .device_sync = cuda_device_sync,
+  .host_alloc = cuda_host_alloc,
+  .host_free = cuda_host_free,
   .occupancy = cuda_occupancy,
   .launch = cuda_launch,
 #if SHOAL_HAVE_CUDA_KERNELS

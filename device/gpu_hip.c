@@ -21,7 +21,7 @@
   X(hipMemsetAsync) X(hipStreamCreateWithFlags) X(hipStreamDestroy) X(hipStreamSynchronize) X(hipEventCreate)        \
   X(hipEventDestroy) X(hipEventRecord) X(hipEventSynchronize) X(hipEventElapsedTime) X(hipDeviceSynchronize)         \
   X(hipOccupancyMaxActiveBlocksPerMultiprocessor) X(hipLaunchKernel) X(hipGetErrorString) X(hipGetErrorName)         \
-  X(hipGetLastError)
+  X(hipGetLastError) X(hipHostMalloc) X(hipHostFree) X(hipHostGetDevicePointer)
 #define SHOAL_HIP_PTR(f) static __typeof__(f) *p_##f;
 SHOAL_HIP_FUNCS(SHOAL_HIP_PTR)
 #undef SHOAL_HIP_PTR
@@ -230,6 +230,22 @@ static shoal_status_t hip_device_sync(void) {
   return SHOAL_OK;
 }
 
+/* Pinned, mapped and coherent (the GPU's stores reach the CPU without a flush), portable to every device. */
+static shoal_status_t hip_host_alloc(void **host, void **dev, size_t n) {
+  HIP(hipHostMalloc, host, n, hipHostMallocMapped | hipHostMallocPortable | hipHostMallocCoherent);
+  hipError_t e = p_hipHostGetDevicePointer(dev, *host, 0);
+  if (e != hipSuccess) {
+    p_hipHostFree(*host);
+    return hip_fail("hipHostGetDevicePointer", e);
+  }
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_host_free(void *host) {
+  HIP(hipHostFree, host);
+  return SHOAL_OK;
+}
+
 static shoal_status_t hip_occupancy(const void *func, int block_threads, size_t shmem, int *blocks_per_sm) {
   HIP(hipOccupancyMaxActiveBlocksPerMultiprocessor, blocks_per_sm, func, block_threads, shmem);
   return SHOAL_OK;
@@ -292,6 +308,8 @@ const shoal_gpu_ops_t shoal_gpu_hip_ops = {
   .event_sync = hip_event_sync,
   .event_elapsed = hip_event_elapsed,
   .device_sync = hip_device_sync,
+  .host_alloc = hip_host_alloc,
+  .host_free = hip_host_free,
   .occupancy = hip_occupancy,
   .launch = hip_launch,
   .kernels_setup = hip_kernels_setup,

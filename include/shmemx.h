@@ -26,9 +26,9 @@ void shmemx_heap_info(size_t *total, size_t *free_largest);
 
 /** Most PEs the device-side API addresses (the peer table lives in __constant__ memory). */
 #define SHMEMX_DEVICE_MAX_PES 256
-
-/** peer_delta/delta entry of a PE the device API reaches only through the proxy: another node (its device heap is
- *  not mapped in this process; host RMA and AMOs reach it through the transport between nodes, docs/gpu.md). */
+/** delta[pe] / peer_delta[pe] of a PE that loads and stores cannot reach (another node): its device heap is not mapped
+ *  in this process; the device API reaches it through the host proxy (docs/gpu.md, "The proxy"), host RMA and AMOs
+ *  through the transport between nodes (docs/gpu.md section 3). */
 #define SHMEMX_DEVICE_DELTA_FAR INT64_MIN
 
 /** State the device API reads, filled by the runtime (shmemx_device_state_get) and copied to the GPU by
@@ -48,7 +48,8 @@ typedef struct shmemx_device_state {
   uint64_t team_pool;             /* host address of team entry 0: a handle's entry is (handle - team_pool) / stride */
   uint32_t team_stride, team_count;
   int64_t delta[SHMEMX_DEVICE_MAX_PES]; /* peer p's device heap in this address space minus heap_base, or
-                                           SHMEMX_DEVICE_DELTA_FAR for a PE of another node */
+                                           SHMEMX_DEVICE_DELTA_FAR for a PE of another node: reached through the proxy */
+  void *proxy_queue;              /* device address of this PE's proxy queue (shoal/detail/proxy_queue.h), or NULL */
 } shmemx_device_state_t;
 #define SHMEMX_DEVICE_BAR_ROUNDS 16
 

@@ -79,6 +79,9 @@ static const env_var_t env_table[] = {
   {"SHOAL_GPU_HEAP_MAP", ENV_ENUM, "auto", F(gpu_heap_map), "auto|vmm|ipc",
    "how PEs map each other's device heap: vmm (CUDA VMM API, descriptors over Unix sockets) or ipc (cudaIpc/hipIpc "
    "handles); auto: vmm where the backend has it"},
+  {"SHOAL_PROXY_QUEUE_ENTRIES", ENV_LONG, "1024", F(proxy_queue_entries), "a power of two from 8 to 1048576",
+   "entries (64 bytes each) of a PE's queue of device-initiated operations on PEs of other nodes, served by its "
+   "host proxy thread; a kernel posting into a full queue waits for the proxy (docs/gpu.md, \"The proxy\")"},
   {"SHOAL_COLL_GPU_PIPE", ENV_ENUM, "auto", F(coll_gpu_pipe), "auto|on|off",
    "GPU fcollect/alltoall: issue the next loads before the stores (auto: on, except alltoall with G >= 4)"},
   {"SHOAL_COLL_GPU_SCOPE", ENV_ENUM, "auto", F(coll_gpu_scope), "auto|sys",
@@ -232,6 +235,10 @@ shoal_status_t shoal_env_load(shoal_env_t *env, char *err, size_t errlen) {
   if (e.coll_gpu_tile % 16)
     return bad_value(err, errlen, "SHOAL_COLL_GPU_TILE", getenv("SHOAL_COLL_GPU_TILE"),
                      "0 (auto) or a multiple of 16 bytes");
+  const long pq = e.proxy_queue_entries;
+  if (pq < 8 || pq > 1048576 || (pq & (pq - 1)))
+    return bad_value(err, errlen, "SHOAL_PROXY_QUEUE_ENTRIES", getenv("SHOAL_PROXY_QUEUE_ENTRIES"),
+                     "a power of two from 8 to 1048576");
   const char *topo = getenv("SHOAL_TOPO");
   if (topo && !*topo) /* the file or description itself is read (and refused) by topology setup at init */
     return bad_value(err, errlen, "SHOAL_TOPO", topo, SHOAL_TOPO_ACCEPTS " (unset it for this machine's topology)");

@@ -390,6 +390,10 @@ bool shoal_gpu_heap_owns(const void *p) { return G.ready && (uintptr_t)p - (uint
 
 const shmemx_device_state_t *shoal_gpu_state(void) { return G.ready ? &G.st : NULL; }
 
+void shoal_gpu_state_set_proxy(void *queue) {
+  if (G.ready) G.st.proxy_queue = queue;
+}
+
 void *shoal_gpu_heap_alloc(const char *routine, size_t size, size_t align) {
   size_t off;
   if (!size || !G.ready) return NULL;

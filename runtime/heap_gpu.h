@@ -71,5 +71,7 @@ shoal_status_t shoal_gpu_collective_launch(const char *routine, const void *func
                                            const unsigned block[3], void **args, size_t shmem, void *stream);
 /* This PE's device state (peer table pointer for kernels of other modules), or NULL without a GPU. */
 const shmemx_device_state_t *shoal_gpu_state(void);
+/* The device state's proxy queue (runtime/proxy.c): set before the device-API units are filled, NULL at the end. */
+void shoal_gpu_state_set_proxy(void *queue);
 
 #endif

@@ -30,6 +30,7 @@
 #define SHOAL_SHMEM_DEVICE_CUH
 
 #include <shoal/detail/gpu_port.cuh> /* vendor spellings, atomics, the address translation: not ABI */
+#include <shoal/detail/proxy_queue.h> /* the queue to the host proxy (PEs of other nodes): not ABI */
 #include <shmemx.h>
 #include <stdio.h>
 #include <string.h>
@@ -179,6 +180,41 @@ template <typename T> SHOAL_DI T *shoal_d_peer(const T *p, int pe) {
 SHOAL_DI unsigned shoal_d_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 SHOAL_DI unsigned shoal_d_nthreads() { return blockDim.x * blockDim.y * blockDim.z; }
 
+/* ---- the proxy route (issue 31; docs/gpu.md, "The proxy") ----
+ * A PE whose peer table entry is SHMEMX_DEVICE_DELTA_FAR (another node: no load/store mapping) is reached through
+ * this PE's host proxy: the request goes into the queue of <shoal/detail/proxy_queue.h>, the proxy thread serves it
+ * over the transport. One branch per call on the table entry (a constant load, hoisted out of loops by the compiler
+ * where pe does not change). Blocking forms (put, get, g, fetching AMOs, put_signal) wait for the proxy's answer; _nbi
+ * forms, p and non-fetching AMOs do not (shmem_quiet completes them). */
+SHOAL_DI bool shoal_d_far(int pe) { return __builtin_expect(shoal_d_st().delta[pe] == SHMEMX_DEVICE_DELTA_FAR, 0); }
+/* Post one request (op, fields as in shoal_proxy_entry_t) and, with SHOAL_PROXY_F_WAIT, wait for its answer, which is
+ * returned (G, AMO: the old value). A far PE and no queue cannot happen (the runtime puts the queue into every state
+ * with a far PE); should it, the kernel stops with one line. Inline, the line without arguments: a call's ABI kept
+ * more registers live in the near path (nvcc 13, sm_90: a loop of shmem_long_p 27 registers inline, 42 with a call),
+ * and a call or a printf argument gave the kernels an 8-byte stack frame. */
+SHOAL_DI uint64_t shoal_d_proxy(int op, int aop, int flags, int pe, const void *target, const void *local,
+                                uint64_t bytes, uint64_t value, uint64_t cmp, const uint64_t *sig, int sig_op) {
+  shoal_proxy_queue_t *q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue;
+  if (__builtin_expect(!q, 0)) {
+    printf("shoal: PE ?: device API: a PE of another node is addressed and this PE has no proxy queue\n");
+    SHOAL_GPU_TRAP();
+  }
+  shoal_proxy_entry_t e;
+  e.seq = 0;
+  e.op = (uint8_t)op;
+  e.aop = (uint8_t)aop;
+  e.sig_op = (uint8_t)sig_op;
+  e.flags = (uint8_t)flags;
+  e.pe = pe;
+  e.target = (uint64_t)(uintptr_t)target;
+  e.local = (uint64_t)(uintptr_t)local;
+  e.bytes = bytes;
+  e.value = value;
+  e.cmp = cmp;
+  e.sig = (uint64_t)(uintptr_t)sig;
+  return shoal_proxy_call(q, &e);
+}
+
 /* Copy n bytes: this thread takes words rank, rank + size, ... (four in flight), with the widest word that the
  * relative alignment of dst and src allows, bytes for the unaligned head and tail. */
 template <typename W> SHOAL_DI void shoal_d_copy_w(W *d, const W *s, size_t nw, size_t rank, size_t size) {
@@ -261,6 +297,8 @@ template <typename U, typename T> SHOAL_DI U shoal_d_cast(T v) {
 }
 
 enum { SHOAL_D_FETCH, SHOAL_D_SET, SHOAL_D_SWAP, SHOAL_D_CSWAP, SHOAL_D_ADD, SHOAL_D_AND, SHOAL_D_OR, SHOAL_D_XOR };
+static_assert((int)SHOAL_D_XOR == (int)SHOAL_PROXY_AMO_XOR && (int)SHOAL_D_ADD == (int)SHOAL_PROXY_AMO_ADD,
+              "device AMO ops and proxy AMO ops in one order");
 /* op on the word at p (already a peer address); returns the old value (SET: unspecified). */
 template <typename U> SHOAL_DI U shoal_d_amo_word(U *p, int op, U v, U c) {
   switch (op) {
@@ -276,8 +314,19 @@ template <typename U> SHOAL_DI U shoal_d_amo_word(U *p, int op, U v, U c) {
 }
 template <typename T> SHOAL_DI T shoal_d_amo(T *dest, int op, T value, T cond, int pe) {
   typedef typename shoal_d_word<sizeof(T)>::t U;
+  if (shoal_d_far(pe)) /* the proxy route (below): the old value comes back */
+    return shoal_d_cast<T>((U)shoal_d_proxy(SHOAL_PROXY_AMO, op, SHOAL_PROXY_F_WAIT, pe, dest, 0, sizeof(T),
+                                            (uint64_t)shoal_d_cast<U>(value), (uint64_t)shoal_d_cast<U>(cond), 0, 0));
   U r = shoal_d_amo_word<U>((U *)shoal_d_peer(dest, pe), op, shoal_d_cast<U>(value), shoal_d_cast<U>(cond));
   return shoal_d_cast<T>(r);
+}
+/* The non-fetching forms (set, add, inc, and, or, xor): as shoal_d_amo, but through the proxy without waiting. */
+template <typename T> SHOAL_DI void shoal_d_amo_nf(T *dest, int op, T value, int pe) {
+  typedef typename shoal_d_word<sizeof(T)>::t U;
+  if (shoal_d_far(pe))
+    shoal_d_proxy(SHOAL_PROXY_AMO, op, 0, pe, dest, 0, sizeof(T), (uint64_t)shoal_d_cast<U>(value), 0, 0, 0);
+  else
+    shoal_d_amo_word<U>((U *)shoal_d_peer(dest, pe), op, shoal_d_cast<U>(value), (U)0);
 }
 
 /* System-scope release store / add of a 64-bit word: every store this thread made (or saw through __syncthreads /
@@ -294,6 +343,74 @@ SHOAL_DI void shoal_d_signal(uint64_t *sig_addr, uint64_t signal, int sig_op, in
     shoal_d_add_release(p, signal);
   else
     shoal_d_store_release(p, signal);
+}
+
+SHOAL_DI bool shoal_d_leader_thread() { return true; }
+SHOAL_DI void shoal_d_sync_thread() {}
+SHOAL_DI void shoal_d_sync_warp() { SHOAL_GPU_SYNCWARP(); }
+SHOAL_DI void shoal_d_sync_block() { __syncthreads(); }
+/* Put, get and put_signal of n bytes for scope SC (thread, warp, block): the copy (and the signal) through the peer
+ * mapping, or, for a far PE, one request that the scope's leader posts between two syncs of the scope (its threads'
+ * stores to the source are then visible to the proxy; a blocking get's data is there for all of them after). */
+#define SHOAL_D_ROUTES(SC)                                                                                            \
+  SHOAL_DI void shoal_d_put_##SC(void *dest, const void *src, size_t n, int pe, bool nbi) {                           \
+    if (shoal_d_far(pe)) {                                                                                             \
+      shoal_d_sync_##SC();                                                                                             \
+      if (shoal_d_leader_##SC()) {                                                                                     \
+        __threadfence_system();                                                                                        \
+        shoal_d_proxy(SHOAL_PROXY_PUT, 0, nbi ? SHOAL_PROXY_F_NBI : SHOAL_PROXY_F_WAIT, pe, dest, src, n, 0, 0, 0, 0); \
+      }                                                                                                                \
+      shoal_d_sync_##SC();                                                                                             \
+    } else {                                                                                                           \
+      shoal_d_copy_##SC(shoal_d_peer((char *)dest, pe), src, n);                                                       \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  SHOAL_DI void shoal_d_get_##SC(void *dest, const void *src, size_t n, int pe, bool nbi) {                           \
+    if (shoal_d_far(pe)) {                                                                                             \
+      shoal_d_sync_##SC();                                                                                             \
+      if (shoal_d_leader_##SC())                                                                                       \
+        shoal_d_proxy(SHOAL_PROXY_GET, 0, nbi ? SHOAL_PROXY_F_NBI : SHOAL_PROXY_F_WAIT, pe, src, dest, n, 0, 0, 0, 0); \
+      shoal_d_sync_##SC();                                                                                             \
+    } else {                                                                                                           \
+      shoal_d_copy_##SC(dest, shoal_d_peer((const char *)src, pe), n);                                                 \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  SHOAL_DI void shoal_d_put_signal_##SC(void *dest, const void *src, size_t n, uint64_t *sig_addr, uint64_t signal,   \
+                                        int sig_op, int pe, bool nbi) {                                                \
+    if (shoal_d_far(pe)) {                                                                                             \
+      shoal_d_sync_##SC();                                                                                             \
+      if (shoal_d_leader_##SC()) {                                                                                     \
+        __threadfence_system();                                                                                        \
+        shoal_d_proxy(SHOAL_PROXY_PUT_SIGNAL, 0, nbi ? SHOAL_PROXY_F_NBI : SHOAL_PROXY_F_WAIT, pe, dest, src, n,       \
+                      signal, 0, sig_addr, sig_op);                                                                    \
+      }                                                                                                                \
+      shoal_d_sync_##SC();                                                                                             \
+    } else {                                                                                                           \
+      shoal_d_copy_##SC(shoal_d_peer((char *)dest, pe), src, n);                                                       \
+      if (shoal_d_leader_##SC()) shoal_d_signal(sig_addr, signal, sig_op, pe);                                         \
+    }                                                                                                                  \
+  }
+SHOAL_D_ROUTES(thread)
+SHOAL_D_ROUTES(warp)
+SHOAL_D_ROUTES(block)
+/* p and g of one element (1, 2, 4 or 8 bytes): a store or load through the mapping, or the proxy (p does not wait). */
+template <typename T> SHOAL_DI void shoal_d_p(T *dest, T v, int pe) {
+  if (shoal_d_far(pe)) {
+    uint64_t u = 0;
+    memcpy(&u, &v, sizeof v);
+    shoal_d_proxy(SHOAL_PROXY_P, 0, 0, pe, dest, 0, sizeof(T), u, 0, 0, 0);
+  } else {
+    *shoal_d_peer(dest, pe) = v;
+  }
+}
+template <typename T> SHOAL_DI T shoal_d_g(const T *source, int pe) {
+  if (shoal_d_far(pe)) {
+    const uint64_t u = shoal_d_proxy(SHOAL_PROXY_G, 0, SHOAL_PROXY_F_WAIT, pe, source, 0, sizeof(T), 0, 0, 0, 0);
+    T v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+  }
+  return *shoal_d_peer(source, pe);
 }
 
 template <typename T> SHOAL_DI bool shoal_d_cmp(T a, int cmp, T b) {
@@ -362,7 +479,7 @@ SHOAL_DAPI int shmem_addr_accessible(const void *addr, int pe) SHOAL_DBODY({
 /* A pointer to dest's instance on pe for loads and stores in this kernel, or NULL if dest is not on the device
  * heap or pe is out of range. */
 SHOAL_DAPI void *shmem_ptr(const void *dest, int pe) SHOAL_DBODY({
-  return shmem_addr_accessible(dest, pe) ? (void *)shoal_d_peer((const char *)dest, pe) : (void *)0;
+  return shmem_addr_accessible(dest, pe) && !shoal_d_far(pe) ? (void *)shoal_d_peer((const char *)dest, pe) : (void *)0;
 })
 
 /* ---- teams (spec 9.4) ----
@@ -484,36 +601,43 @@ SHOAL_DAPI int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_
 })
 
 /* ---- ordering ---- */
-SHOAL_DAPI void shmem_fence(void) SHOAL_DBODY({ __threadfence_system(); })
-SHOAL_DAPI void shmem_quiet(void) SHOAL_DBODY({ __threadfence_system(); })
+/* With a proxy (some PE is on another node) a fence also orders the proxy's requests (a FENCE request) and a quiet
+ * also waits until the proxy completed every request posted before it (a QUIET request, answered). */
+SHOAL_DAPI void shmem_fence(void) SHOAL_DBODY({
+  __threadfence_system();
+  if (shoal_d_st().proxy_queue) shoal_d_proxy(SHOAL_PROXY_FENCE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+})
+SHOAL_DAPI void shmem_quiet(void) SHOAL_DBODY({
+  __threadfence_system();
+  if (shoal_d_st().proxy_queue) shoal_d_proxy(SHOAL_PROXY_QUIET, 0, SHOAL_PROXY_F_WAIT, 0, 0, 0, 0, 0, 0, 0, 0);
+})
 
 /* ---- RMA: bytes ---- */
 SHOAL_DAPI void shmem_putmem(void *dest, const void *source, size_t nelems, int pe)
-    SHOAL_DBODY({ shoal_d_copy_thread(shoal_d_peer((char *)dest, pe), source, nelems); })
+    SHOAL_DBODY({ shoal_d_put_thread(dest, source, nelems, pe, false); })
 SHOAL_DAPI void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
-    SHOAL_DBODY({ shoal_d_copy_thread(shoal_d_peer((char *)dest, pe), source, nelems); })
+    SHOAL_DBODY({ shoal_d_put_thread(dest, source, nelems, pe, true); })
 SHOAL_DAPI void shmem_getmem(void *dest, const void *source, size_t nelems, int pe)
-    SHOAL_DBODY({ shoal_d_copy_thread(dest, shoal_d_peer((const char *)source, pe), nelems); })
+    SHOAL_DBODY({ shoal_d_get_thread(dest, source, nelems, pe, false); })
 SHOAL_DAPI void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
-    SHOAL_DBODY({ shoal_d_copy_thread(dest, shoal_d_peer((const char *)source, pe), nelems); })
+    SHOAL_DBODY({ shoal_d_get_thread(dest, source, nelems, pe, true); })
 
 #define SHOAL_D_SCOPED_MEM(SC)                                                                                        \
   SHOAL_DX void shmemx_putmem_##SC(void *dest, const void *source, size_t nelems, int pe) {                           \
-    shoal_d_copy_##SC(shoal_d_peer((char *)dest, pe), source, nelems);                                                 \
+    shoal_d_put_##SC(dest, source, nelems, pe, false);                                                                 \
   }                                                                                                                    \
   SHOAL_DX void shmemx_putmem_nbi_##SC(void *dest, const void *source, size_t nelems, int pe) {                       \
-    shoal_d_copy_##SC(shoal_d_peer((char *)dest, pe), source, nelems);                                                 \
+    shoal_d_put_##SC(dest, source, nelems, pe, true);                                                                  \
   }                                                                                                                    \
   SHOAL_DX void shmemx_getmem_##SC(void *dest, const void *source, size_t nelems, int pe) {                           \
-    shoal_d_copy_##SC(dest, shoal_d_peer((const char *)source, pe), nelems);                                           \
+    shoal_d_get_##SC(dest, source, nelems, pe, false);                                                                 \
   }                                                                                                                    \
   SHOAL_DX void shmemx_getmem_nbi_##SC(void *dest, const void *source, size_t nelems, int pe) {                       \
-    shoal_d_copy_##SC(dest, shoal_d_peer((const char *)source, pe), nelems);                                           \
+    shoal_d_get_##SC(dest, source, nelems, pe, true);                                                                  \
   }                                                                                                                    \
   SHOAL_DX void shmemx_putmem_signal_##SC(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,          \
                                           uint64_t signal, int sig_op, int pe) {                                      \
-    shoal_d_copy_##SC(shoal_d_peer((char *)dest, pe), source, nelems);                                                 \
-    if (shoal_d_leader_##SC()) shoal_d_signal(sig_addr, signal, sig_op, pe);                                           \
+    shoal_d_put_signal_##SC(dest, source, nelems, sig_addr, signal, sig_op, pe, false);                               \
   }
 SHOAL_D_SCOPED_MEM(warp)
 SHOAL_D_SCOPED_MEM(block)
@@ -528,49 +652,45 @@ SHOAL_D_SCOPED_MEM(block)
 
 #define SHOAL_D_DEF_RMA(T, N)                                                                                         \
   SHOAL_DAPI void shmem_##N##_put(T *dest, const T *source, size_t nelems, int pe)                                    \
-      SHOAL_DBODY({ shoal_d_copy_thread(shoal_d_peer(dest, pe), source, nelems * sizeof(T)); })                       \
+      SHOAL_DBODY({ shoal_d_put_thread(dest, source, nelems * sizeof(T), pe, false); })                               \
   SHOAL_DAPI void shmem_##N##_put_nbi(T *dest, const T *source, size_t nelems, int pe)                                \
-      SHOAL_DBODY({ shoal_d_copy_thread(shoal_d_peer(dest, pe), source, nelems * sizeof(T)); })                       \
+      SHOAL_DBODY({ shoal_d_put_thread(dest, source, nelems * sizeof(T), pe, true); })                                \
   SHOAL_DAPI void shmem_##N##_get(T *dest, const T *source, size_t nelems, int pe)                                    \
-      SHOAL_DBODY({ shoal_d_copy_thread(dest, shoal_d_peer(source, pe), nelems * sizeof(T)); })                       \
+      SHOAL_DBODY({ shoal_d_get_thread(dest, source, nelems * sizeof(T), pe, false); })                               \
   SHOAL_DAPI void shmem_##N##_get_nbi(T *dest, const T *source, size_t nelems, int pe)                                \
-      SHOAL_DBODY({ shoal_d_copy_thread(dest, shoal_d_peer(source, pe), nelems * sizeof(T)); })                       \
-  SHOAL_DAPI void shmem_##N##_p(T *dest, T value, int pe) SHOAL_DBODY({ *shoal_d_peer(dest, pe) = value; })           \
-  SHOAL_DAPI T shmem_##N##_g(const T *source, int pe) SHOAL_DBODY({ return *shoal_d_peer(source, pe); })              \
+      SHOAL_DBODY({ shoal_d_get_thread(dest, source, nelems * sizeof(T), pe, true); })                                \
+  SHOAL_DAPI void shmem_##N##_p(T *dest, T value, int pe) SHOAL_DBODY({ shoal_d_p(dest, value, pe); })                \
+  SHOAL_DAPI T shmem_##N##_g(const T *source, int pe) SHOAL_DBODY({ return shoal_d_g(source, pe); })                  \
   SHOAL_DAPI void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,                 \
                                          uint64_t signal, int sig_op, int pe) SHOAL_DBODY({                           \
-    shoal_d_copy_thread(shoal_d_peer(dest, pe), source, nelems * sizeof(T));                                           \
-    shoal_d_signal(sig_addr, signal, sig_op, pe);                                                                      \
+    shoal_d_put_signal_thread(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe, false);                 \
   })                                                                                                                   \
   SHOAL_DAPI void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,             \
                                              uint64_t signal, int sig_op, int pe) SHOAL_DBODY({                       \
-    shoal_d_copy_thread(shoal_d_peer(dest, pe), source, nelems * sizeof(T));                                           \
-    shoal_d_signal(sig_addr, signal, sig_op, pe);                                                                      \
+    shoal_d_put_signal_thread(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe, true);                  \
   })                                                                                                                   \
   SHOAL_DX void shmemx_##N##_put_warp(T *dest, const T *source, size_t nelems, int pe) {                              \
-    shoal_d_copy_warp(shoal_d_peer(dest, pe), source, nelems * sizeof(T));                                             \
+    shoal_d_put_warp(dest, source, nelems * sizeof(T), pe, false);                                                     \
   }                                                                                                                    \
   SHOAL_DX void shmemx_##N##_put_block(T *dest, const T *source, size_t nelems, int pe) {                             \
-    shoal_d_copy_block(shoal_d_peer(dest, pe), source, nelems * sizeof(T));                                            \
+    shoal_d_put_block(dest, source, nelems * sizeof(T), pe, false);                                                    \
   }                                                                                                                    \
   SHOAL_DX void shmemx_##N##_get_warp(T *dest, const T *source, size_t nelems, int pe) {                              \
-    shoal_d_copy_warp(dest, shoal_d_peer(source, pe), nelems * sizeof(T));                                             \
+    shoal_d_get_warp(dest, source, nelems * sizeof(T), pe, false);                                                     \
   }                                                                                                                    \
   SHOAL_DX void shmemx_##N##_get_block(T *dest, const T *source, size_t nelems, int pe) {                             \
-    shoal_d_copy_block(dest, shoal_d_peer(source, pe), nelems * sizeof(T));                                            \
+    shoal_d_get_block(dest, source, nelems * sizeof(T), pe, false);                                                    \
   }
 SHOAL_D_RMA_TYPES(SHOAL_D_DEF_RMA)
 
 /* ---- signals (spec 9.8) ---- */
 SHOAL_DAPI void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,
                                     int sig_op, int pe) SHOAL_DBODY({
-  shoal_d_copy_thread(shoal_d_peer((char *)dest, pe), source, nelems);
-  shoal_d_signal(sig_addr, signal, sig_op, pe);
+  shoal_d_put_signal_thread(dest, source, nelems, sig_addr, signal, sig_op, pe, false);
 })
 SHOAL_DAPI void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
                                         uint64_t signal, int sig_op, int pe) SHOAL_DBODY({
-  shoal_d_copy_thread(shoal_d_peer((char *)dest, pe), source, nelems);
-  shoal_d_signal(sig_addr, signal, sig_op, pe);
+  shoal_d_put_signal_thread(dest, source, nelems, sig_addr, signal, sig_op, pe, true);
 })
 SHOAL_DAPI uint64_t shmem_signal_fetch(const uint64_t *sig_addr) SHOAL_DBODY({
   return shoal_d_load_acquire(sig_addr);
@@ -593,7 +713,7 @@ SHOAL_DAPI uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_
   SHOAL_DAPI T shmem_##N##_atomic_fetch(const T *source, int pe)                                                      \
       SHOAL_DBODY({ return shoal_d_amo((T *)source, SHOAL_D_FETCH, (T)0, (T)0, pe); })                                \
   SHOAL_DAPI void shmem_##N##_atomic_set(T *dest, T value, int pe)                                                    \
-      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_SET, value, (T)0, pe); })                                               \
+      SHOAL_DBODY({ shoal_d_amo_nf(dest, SHOAL_D_SET, value, pe); })                                                  \
   SHOAL_DAPI T shmem_##N##_atomic_swap(T *dest, T value, int pe)                                                      \
       SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_SWAP, value, (T)0, pe); })
 #define SHOAL_D_DEF_AMO_STD(T, N)                                                                                     \
@@ -602,24 +722,24 @@ SHOAL_DAPI uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_
   SHOAL_DAPI T shmem_##N##_atomic_fetch_add(T *dest, T value, int pe)                                                 \
       SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_ADD, value, (T)0, pe); })                                        \
   SHOAL_DAPI void shmem_##N##_atomic_add(T *dest, T value, int pe)                                                    \
-      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_ADD, value, (T)0, pe); })                                               \
+      SHOAL_DBODY({ shoal_d_amo_nf(dest, SHOAL_D_ADD, value, pe); })                                                  \
   SHOAL_DAPI T shmem_##N##_atomic_fetch_inc(T *dest, int pe)                                                          \
       SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_ADD, (T)1, (T)0, pe); })                                         \
   SHOAL_DAPI void shmem_##N##_atomic_inc(T *dest, int pe)                                                             \
-      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_ADD, (T)1, (T)0, pe); })
+      SHOAL_DBODY({ shoal_d_amo_nf(dest, SHOAL_D_ADD, (T)1, pe); })
 #define SHOAL_D_DEF_AMO_BIT(T, N)                                                                                     \
   SHOAL_DAPI T shmem_##N##_atomic_fetch_and(T *dest, T value, int pe)                                                 \
       SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_AND, value, (T)0, pe); })                                        \
   SHOAL_DAPI void shmem_##N##_atomic_and(T *dest, T value, int pe)                                                    \
-      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_AND, value, (T)0, pe); })                                               \
+      SHOAL_DBODY({ shoal_d_amo_nf(dest, SHOAL_D_AND, value, pe); })                                                  \
   SHOAL_DAPI T shmem_##N##_atomic_fetch_or(T *dest, T value, int pe)                                                  \
       SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_OR, value, (T)0, pe); })                                         \
   SHOAL_DAPI void shmem_##N##_atomic_or(T *dest, T value, int pe)                                                     \
-      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_OR, value, (T)0, pe); })                                                \
+      SHOAL_DBODY({ shoal_d_amo_nf(dest, SHOAL_D_OR, value, pe); })                                                   \
   SHOAL_DAPI T shmem_##N##_atomic_fetch_xor(T *dest, T value, int pe)                                                 \
       SHOAL_DBODY({ return shoal_d_amo(dest, SHOAL_D_XOR, value, (T)0, pe); })                                        \
   SHOAL_DAPI void shmem_##N##_atomic_xor(T *dest, T value, int pe)                                                    \
-      SHOAL_DBODY({ shoal_d_amo(dest, SHOAL_D_XOR, value, (T)0, pe); })
+      SHOAL_DBODY({ shoal_d_amo_nf(dest, SHOAL_D_XOR, value, pe); })
 #define SHOAL_D_DEF_AMO_EXT_NBI(T, N)                                                                                 \
   SHOAL_DAPI void shmem_##N##_atomic_fetch_nbi(T *fetch, const T *source, int pe)                                      \
       SHOAL_DBODY({ *fetch = shoal_d_amo((T *)source, SHOAL_D_FETCH, (T)0, (T)0, pe); })                              \

@@ -8,12 +8,6 @@
 #include "coll_core.h"
 #include "heap_gpu.h"
 
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include "gpu_fake_backend.h"
 
 static int fails, me;

@@ -1,6 +1,7 @@
-/* gpu_fake_backend.h - the fake GPU backend of gpu_fake.c and gpu_fake_far.c: "device memory" is a memfd mapped by
- * every PE of the node (IPC handle = pid and descriptor, or the descriptor itself sent over the bootstrap's sockets),
- * copies are memcpy and AMOs host atomics. Included once per test program (static definitions). */
+/* gpu_fake_backend.h - the fake GPU backend of the tests without a GPU (gpu_fake.c, gpu_fake_far.c, gpu_proxy.c,
+ * gpu_fake_coll_far.c): "device memory" is a memfd mapped by every PE of the node (IPC handle = pid and descriptor,
+ * or the descriptor itself sent over the bootstrap's sockets: the share_* slots), copies are memcpy and AMOs host
+ * atomics. Include it in one file of a test program and set shoal_gpu_test_backend = &fake before shmem_init. */
 #ifndef GPU_FAKE_BACKEND_H
 #define GPU_FAKE_BACKEND_H
 #include "heap_gpu.h"
