@@ -453,16 +453,22 @@ SHOAL_DI void shoal_d_grid_sync() {
 
 /* One thread of each PE: dissemination over the device barrier flags; flags hold the barrier count, so nothing is
  * reset and a fast PE's next barrier cannot be taken for this one. */
-SHOAL_DI void shoal_d_pe_barrier() {
+SHOAL_DI void shoal_d_pe_barrier(bool quiet) {
   int n = shoal_d_st().n_pes, me = shoal_d_st().my_pe;
   volatile uint64_t *ep = shoal_d_st().bar_epoch;
   uint64_t e = *ep + 1;
   *ep = e;
   __threadfence_system();
+  /* PEs of other nodes (issue 31): this PE's requests to them complete first (barrier: quiet; every thread posted
+   * before the caller's sync, so the proxy serves them before this), and a round's flag to such a PE is an 8-byte p
+   * through the proxy, which lands it after them (the flag only grows: a put of e is the store of e). */
+  const bool via = shoal_d_st().proxy_queue != 0;
+  if (via && quiet) shoal_d_proxy(SHOAL_PROXY_QUIET, 0, SHOAL_PROXY_F_WAIT, 0, 0, 0, 0, 0, 0, 0, 0);
   for (int k = 0, d = 1; d < n; k++, d <<= 1) {
     int to = me + d >= n ? me + d - n : me + d;
     uint64_t *mine = shoal_d_st().bar_flags + k * 16;
-    shoal_d_store_release(shoal_d_peer(mine, to), e);
+    if (via && shoal_d_far(to)) shoal_d_proxy(SHOAL_PROXY_P, 0, 0, to, mine, 0, 8, e, 0, 0, 0);
+    else shoal_d_store_release(shoal_d_peer(mine, to), e);
     while (shoal_d_load_acquire(mine) < e) {
     }
   }
@@ -553,8 +559,8 @@ static __device__ __noinline__ void shoal_d_bad_team(const char *routine, shmem_
     printf("shoal: PE %d: %s: team %p is SHMEM_TEAM_INVALID, destroyed, or no team of this PE\n", shoal_dstate.my_pe,
            routine, (void *)team);
   else
-    printf("shoal: PE %d: %s: team: this unit has no state for the device collectives (HIP, or no room for them in "
-           "the device heap)\n", shoal_dstate.my_pe, routine);
+    printf("shoal: PE %d: %s: team: this unit has no state for the device collectives (HIP, no room for them in the "
+           "device heap, or PEs on other nodes: use the host or _on_stream forms)\n", shoal_dstate.my_pe, routine);
   SHOAL_GPU_TRAP();
 }
 /* team's slot state, or stop the kernel with one line naming routine and the team. */
@@ -782,19 +788,19 @@ SHOAL_D_P2P_TYPES(SHOAL_D_DEF_P2P)
 SHOAL_DAPI void shmem_barrier_all(void) SHOAL_DBODY({
   __threadfence_system(); /* quiet */
   shoal_d_grid_sync();
-  if (shoal_d_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) shoal_d_pe_barrier();
+  if (shoal_d_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) shoal_d_pe_barrier(true);
   shoal_d_grid_sync();
 })
 SHOAL_DAPI void shmem_sync_all(void) SHOAL_DBODY({
   shoal_d_grid_sync();
-  if (shoal_d_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) shoal_d_pe_barrier();
+  if (shoal_d_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) shoal_d_pe_barrier(false);
   shoal_d_grid_sync();
 })
 /* Barrier over all PEs by one block of each PE's kernel (the others do not take part). */
 SHOAL_DX void shmemx_barrier_all_block(void) {
   __threadfence_system();
   __syncthreads();
-  if (shoal_d_tid() == 0) shoal_d_pe_barrier();
+  if (shoal_d_tid() == 0) shoal_d_pe_barrier(true);
   __syncthreads();
 }
 
