@@ -4,8 +4,9 @@
 # sharing the GPU(s), under MPS when nvidia-cuda-mps-control is available (so that the PEs' kernels run at once;
 # without it they time-slice: slower, still correct). Prints one line per run and a summary line
 #   gpu-tests: P passed, F failed, S skipped of N runs
-# then perf/bench_gpu at 2 PEs, and the shoal Python package with torch (python/tests/test_gpu_torch.py) at 2 and 3
-# PEs. Exit status: 0 when nothing failed. Nothing outside /tmp is written.
+# with the device tests also run with every PE its own node over libfabric on lo at 2-4 PEs (issue 31;
+# GPU_TESTS_FAR=0: not), then perf/bench_gpu at 2 PEs, and the shoal Python package with torch
+# (python/tests/test_gpu_torch.py) at 2 and 3 PEs. Exit status: 0 when nothing failed. Nothing outside /tmp is written.
 set -u
 B=${1:-build-gpu}
 OSHRUN=$B/runtime/oshrun
@@ -134,6 +135,18 @@ for n in $PES; do
   run gpu_host_amo pass -- "$n" "$T/gpu_host_amo"
   run gpu_nocheck pass -- "$n" "$T/gpu_nocheck" # a device-API program that checks nothing: right values, exit 0
 done
+# 3b. every PE its own node (issue 31): device heaps of other nodes through the ofi transport (staged host RMA and
+# AMOs), the device API's far PEs through the proxy, GPU collectives host-driven; libfabric's net provider on lo.
+# GPU_TESTS_FAR=0 skips it.
+if [ "${GPU_TESTS_FAR:-1}" != 0 ]; then
+  for n in 2 3 4; do
+    for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bcast gpu_host_amo; do
+      run $t-far pass SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo -- "$n" "$T/$t"
+    done
+    run porting_ring-far pass SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo \
+      -- "$n" "$B/examples/porting_ring"
+  done
+fi
 # the tests that race the most, again at the largest count
 for i in 1 2 3; do
   for t in gpu_signal gpu_barrier gpu_amo; do run $t-again$i pass -- 8 "$T/$t"; done
