@@ -66,6 +66,13 @@
                                      for the thread after the PE stops polling (more often costs a bound PE 20-30%
                                      of its latency on tcp loopback: each look is a timer wake-up on its core) */
 
+/* put_signal's remote CQ data (rma.c, progress.c): bits 63-62 the flag's space, 61-40 its offset in 8-byte cells
+ * (cells in the first 32 MiB of a space: the runtime's flags are in the heap's internal area), 39-0 the low bits of
+ * the value. The target rebuilds the value from its cell's: a flag grows by less than 2^39 between two signals. */
+#define CQS_VAL_BITS 40
+#define CQS_VAL_MASK ((1ull << CQS_VAL_BITS) - 1)
+#define CQS_IDX_MAX (1ull << 22)
+
 /* ---- AMO ops and types ---- */
 enum { CLS_EXT = 1, CLS_STD = 2, CLS_BIT = 4 };
 enum { K_WRITE, K_FETCH, K_CMP };
@@ -171,6 +178,7 @@ typedef struct txep {
 
 extern struct shoal_ofi_state {
   bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt, lazy_fence;
+  bool cq_signal; /* put_signal as one fi_writedata, the flag in its remote CQ data (rma.c) */
   int me, npes, wait_fd; /* wait_fd: the receive CQ's, or -1 */
   region_t reg[SHOAL_SPACE_MAX];
   struct fi_info *info;
@@ -310,5 +318,7 @@ shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, in
 shoal_status_t shoal_ofi_put(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi);
 shoal_status_t shoal_ofi_get(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi);
 shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v);
+shoal_status_t shoal_ofi_put_signal(int space, int pe, size_t off, const void *src, size_t n, int fspace, size_t foff,
+                                    uint64_t v);
 
 #endif

@@ -1,10 +1,35 @@
 /* progress.c - the libfabric transport: see ofi.h */
 #include "ofi.h"
 
-/* Entries of the receive CQ: fallback requests and answers. Every buffer goes back to the endpoint whatever it
- * held (cleared first, so that a short message cannot replay the bytes of an earlier one). */
-static void rx_handle(struct fi_cq_msg_entry *e, ssize_t n) {
+/* A put_signal's flag (rma.c): the target completion of its write, so the data is in place; store the value that
+ * its CQ data carries (ofi.h, CQS_*), rebuilt from the cell's. The PE and the progress thread may read two entries
+ * for one cell at once, and a plain signal may land beside them: the cell only grows (a compare-and-swap to the
+ * larger). CQ data naming memory outside a registered region (no PE of this job sends it) is dropped. */
+static void cq_signal(uint64_t d) {
+  unsigned sp = (unsigned)(d >> 62);
+  size_t off = (size_t)((d >> CQS_VAL_BITS) & (CQS_IDX_MAX - 1)) * sizeof d;
+  if (!shoal_ofi.reg[sp].base || off + sizeof d > shoal_ofi.reg[sp].len) {
+    shoal_ofi_drop("remote CQ data naming no flag cell", sizeof d);
+    return;
+  }
+  _Atomic uint64_t *c = (_Atomic uint64_t *)((char *)shoal_ofi.reg[sp].base + off);
+  uint64_t cur = atomic_load_explicit(c, memory_order_relaxed);
+  for (;;) { /* the signed distance from cur to the value, modulo 2^CQS_VAL_BITS */
+    int64_t up = (int64_t)(((d & CQS_VAL_MASK) - cur) << (64 - CQS_VAL_BITS)) >> (64 - CQS_VAL_BITS);
+    if (up <= 0 ||
+        atomic_compare_exchange_weak_explicit(c, &cur, cur + (uint64_t)up, memory_order_release, memory_order_relaxed))
+      return;
+  }
+}
+
+/* Entries of the receive CQ: put_signal's flags, fallback requests and answers. Every buffer goes back to the
+ * endpoint whatever it held (cleared first, so that a short message cannot replay the bytes of an earlier one). */
+static void rx_handle(struct fi_cq_data_entry *e, ssize_t n) {
   for (ssize_t i = 0; i < n; i++) {
+    if (e[i].flags & FI_REMOTE_CQ_DATA) {
+      cq_signal(e[i].data);
+      continue;
+    }
     amo_msg_t *buf = e[i].op_context, m;
     if (buf < shoal_ofi.rxbuf || buf >= shoal_ofi.rxbuf + NRECV) continue;
     m = *buf;
@@ -31,7 +56,7 @@ static void rx_error(void) {
 }
 
 void shoal_ofi_rx_poll(void) {
-  struct fi_cq_msg_entry e[8];
+  struct fi_cq_data_entry e[8];
   ssize_t n = fi_cq_read(shoal_ofi.rxcq, e, 8);
   if (n > 0)
     rx_handle(e, n);
@@ -218,7 +243,7 @@ void shoal_ofi_tx_progress_all(void) {
  * arrives, whoever else polls, until a receive completes. A provider whose CQ has no fd, or whose fabric cannot
  * fi_trywait, gets fi_cq_sread with a timeout of a millisecond instead. */
 void *shoal_ofi_progress_main(void *arg) {
-  struct fi_cq_msg_entry e[8];
+  struct fi_cq_data_entry e[8];
   struct fid *cq = &shoal_ofi.rxcq->fid;
   long hold = PT_HOLD_NS;
   int fd = shoal_ofi.wait_fd;
