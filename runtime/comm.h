@@ -202,6 +202,7 @@ typedef struct shoal_tl_ofi_info {
   uint64_t writes, reads; /* operations issued so far: puts, non-fetching AMOs, signals; gets, fetching AMOs, flushes */
   bool ordered_signal;    /* signal is one ordered write (no quiet, no AMO) */
   bool cq_signal;         /* put_signal is one write carrying the flag as remote CQ data */
+  uint64_t counter_waits; /* waits for the completion counters that had to read them (default endpoint) */
   int ctx_endpoints;      /* contexts with an endpoint of their own, open now */
   uint64_t dropped;       /* messages refused since init: not from this job (token), malformed, truncated */
 } shoal_tl_ofi_info_t;

@@ -227,6 +227,16 @@ int main(void) {
             shoal_g.crowded ? " (crowded job)" : "", oi.cq_signal ? "one message" : "two",
             want_one ? "one message" : "two");
   shmem_barrier_all();
+  /* A quiet with nothing issued since the last one reads no completion counter (each read is a provider progress
+   * call: shmem_barrier_all starts with a quiet). */
+  shmem_quiet();
+  shoal_tl_ofi_query(&oi);
+  uint64_t waits = oi.counter_waits;
+  for (int i = 0; i < 100; i++) shmem_quiet();
+  shoal_tl_ofi_query(&oi);
+  if (oi.counter_waits != waits && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: 100 quiets with nothing in flight read the counters %lu times, want 0\n", me,
+            (unsigned long)(oi.counter_waits - waits));
   size_t sizes[] = {1, 7, 64, BIG};
   for (int z = 0; z < 4; z++) {
     bcast(sizes[z]);

@@ -541,6 +541,7 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .ctx_endpoints = atomic_load(&shoal_ofi.ntx),
                                .ordered_signal = shoal_ofi.lazy_fence && shoal_ofi.inject_size >= sizeof(uint64_t),
                                .cq_signal = shoal_ofi.cq_signal,
+                               .counter_waits = atomic_load(&shoal_ofi.t0.cntr_waits),
                                .dropped = atomic_load(&shoal_ofi.dropped)};
 }
 
