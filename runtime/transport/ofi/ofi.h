@@ -168,7 +168,9 @@ typedef struct txep {
   bool fence_w, fence_a; /* a fence is pending over the puts (w) or the non-fetching AMOs (a) before it */
   pthread_mutex_t mu;
   _Atomic uint64_t w_issued, r_issued, w_err, r_err;
-  _Atomic uint64_t w_done, r_done; /* issued counts a wait saw complete: a quiet with nothing new reads no counter */
+  _Atomic uint64_t w_done, r_done; /* issued counts a wait saw complete, less w_sig: a quiet with nothing new reads
+                                      no counter */
+  _Atomic uint64_t w_sig;          /* of w_issued, the runtime's flag writes (signal): nothing waits for them alone */
   _Atomic uint64_t cntr_waits;     /* waits that read a counter (shoal_tl_ofi_query, for tests) */
   _Atomic uint64_t fb_out; /* non-fetching fallback AMOs issued here and not answered yet (quiet and fence wait) */
   _Atomic uint32_t fb_err; /* of those, answered "refused": quiet reports it */
@@ -237,8 +239,8 @@ static inline void wait_backoff(shoal_wait_t *w, unsigned spins) {
   if (spins % WAIT_POLLS == 0) shoal_wait_backoff(w); /* the caller's polls progress */
 }
 
-#define WAIT_W(t) shoal_ofi_wait_cntr(t, (t)->wcntr, &(t)->w_issued, &(t)->w_err, &(t)->w_done)
-#define WAIT_R(t) shoal_ofi_wait_cntr(t, (t)->rcntr, &(t)->r_issued, &(t)->r_err, &(t)->r_done)
+#define WAIT_W(t) shoal_ofi_wait_cntr(t, (t)->wcntr, &(t)->w_issued, &(t)->w_err, &(t)->w_done, &(t)->w_sig)
+#define WAIT_R(t) shoal_ofi_wait_cntr(t, (t)->rcntr, &(t)->r_issued, &(t)->r_err, &(t)->r_done, NULL)
 
 /* Post an operation on t; -FI_EAGAIN (a full transmit queue) retries after progress, backing off as a wait. */
 #define POST(t, routine, call)                                                                                         \
@@ -297,7 +299,7 @@ void *shoal_ofi_progress_main(void *arg);
 void shoal_ofi_fb_tend(bool force);
 void shoal_ofi_progress_once(void);
 shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs,
-                                   _Atomic uint64_t *done);
+                                   _Atomic uint64_t *done, _Atomic uint64_t *sigs);
 shoal_status_t shoal_ofi_quiet_common(txep_t *t);
 shoal_status_t shoal_ofi_fence_before(txep_t *t, bool amo, bool fallback);
 shoal_status_t shoal_ofi_quiet(void *ep);

@@ -95,6 +95,7 @@ static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
   POST(t, "fi_inject_write", fi_inject_write(t->ep, &v, sizeof v, shoal_ofi.addr[pe], shoal_ofi.rbase[space][pe] + off,
                                              shoal_ofi.rkey[space][pe]));
   atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&t->w_sig, 1, memory_order_relaxed); /* a flag write: quiet need not wait for it alone */
   return SHOAL_OK;
 }
 shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v) {
