@@ -113,8 +113,7 @@ static void bcast_far(shoal_team_t *t, void *dest, const void *src, size_t nb, i
       shoal_coll_wait(t, r, ready);
     else if (own)
       shoal_coll_wait(t, r, own);
-    shoal_coll_put(t, r, stage + t->delta[r], src, nb, routine);
-    shoal_coll_post(t, r, ack);
+    shoal_coll_put_post(t, r, stage + t->delta[r], src, nb, ack, routine);
   }
   if (local) memcpy(dest, src, nb);
 }

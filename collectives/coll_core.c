@@ -144,8 +144,7 @@ void shoal_coll_scratch_push(shoal_team_t *t, char *dest, size_t dblk, ptrdiff_t
   uint64_t v = ++t->seq;
   for (int k = 1; k < n; k++) {
     int r = me + k < n ? me + k : me + k - n;
-    shoal_coll_put(t, r, h + (size_t)me * per + t->delta[r], src + (size_t)r * sblk, nb, routine);
-    shoal_coll_post(t, r, v);
+    shoal_coll_put_post(t, r, h + (size_t)me * per + t->delta[r], src + (size_t)r * sblk, nb, v, routine);
   }
   shoal_copy_strided(dest + (size_t)me * dblk, src + (size_t)me * sblk, nelems, esize, dst, 1);
   for (int k = 1; k < n; k++) {

@@ -68,6 +68,18 @@ static inline void shoal_coll_wait(const shoal_team_t *t, int s, uint64_t v) {
     atomic_fetch_sub_explicit(f, 1, memory_order_relaxed);
   }
 }
+/* shoal_coll_put of n bytes to member r, then shoal_coll_post of v to it: to a member of another node one message
+ * where the transport carries the flag with the data (shoal_tl_put_signal), which a collective's step to each peer
+ * is (the second message per peer cost about as much as the first over tcp); a memcpy and the store here. */
+static inline void shoal_coll_put_post(const shoal_team_t *t, int r, void *to, const void *src, size_t n, uint64_t v,
+                                       const char *routine) {
+  if (shoal_coll_far(t, r) && !t->aset && n) {
+    shoal_tl_put_signal(routine, t->world[r], to, src, n, (void *)t->rflag[r], v);
+    return;
+  }
+  shoal_coll_put(t, r, to, src, n, routine);
+  shoal_coll_post(t, r, v);
+}
 /* Signal every other member with v, then wait for every other member's v (an all-to-all exchange). */
 void shoal_coll_exchange(shoal_team_t *t, uint64_t v);
 

@@ -50,8 +50,7 @@ static void reduce_oneshot(shoal_team_t *t, char *dest, const char *src, size_t 
     uint64_t v = ++t->seq;
     for (int k = 1; k < n; k++) {
       int r = wrap(me + k, n);
-      shoal_coll_put(t, r, h + (size_t)me * per + t->delta[r], mine, cb, routine);
-      shoal_coll_post(t, r, v);
+      shoal_coll_put_post(t, r, h + (size_t)me * per + t->delta[r], mine, cb, v, routine);
     }
     if (dest == src) { /* in place: the output must not be an input */
       memcpy(h + (size_t)me * per, mine, cb);
@@ -76,8 +75,7 @@ static void reduce_rdbl(shoal_team_t *t, char *dest, const char *src, size_t nel
       int p = me ^ (1 << k);
       uint64_t v = ++t->seq;
       char *in = h + (size_t)k * per;
-      shoal_coll_put(t, p, in + t->delta[p], cur, cb, routine);
-      shoal_coll_post(t, p, v);
+      shoal_coll_put_post(t, p, in + t->delta[p], cur, cb, v, routine);
       shoal_coll_wait(t, p, v);
       if (me < p)
         op(out, cur, in, c);

@@ -176,6 +176,23 @@ void shoal_comm_signal(const char *routine, int pe, void *sym, uint64_t v) {
   if (t->signal((int)(s - shoal_g.space), pe, off, v)) failed(routine, "signal", sizeof v, pe);
 }
 
+void shoal_comm_put_signal(const char *routine, int pe, void *sym, const void *src, size_t n, void *flag, uint64_t v) {
+  size_t off, foff;
+  const shoal_space_t *s = shoal_comm_space(routine, "dest", sym, n, &off);
+  const shoal_space_t *fs = shoal_comm_space(routine, "flag", flag, sizeof v, &foff);
+  const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  if (n && t->put_signal && !s->device && !fs->device) {
+    shoal_status_t rc = t->put_signal((int)(s - shoal_g.space), pe, off, src, n, (int)(fs - shoal_g.space), foff, v);
+    if (rc == SHOAL_OK) {
+      __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+      return;
+    }
+    if (rc != SHOAL_ERR_NOSYS) failed(routine, "put with signal", n, pe);
+  }
+  shoal_comm_put(routine, NULL, pe, s, off, sym, src, n, true);
+  shoal_comm_signal(routine, pe, flag, v);
+}
+
 void *shoal_comm_ctx_create(bool shared) {
   void *ep = NULL;
   if (shoal_g.tl && shoal_g.tl->ctx_create(shared, &ep)) ep = NULL; /* the default endpoint serves it */

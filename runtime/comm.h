@@ -93,6 +93,12 @@ typedef struct shoal_tl_ops {
   shoal_status_t (*dev_put)(void *ep, int pe, size_t off, const void *src, size_t n);
   shoal_status_t (*dev_get)(void *ep, int pe, size_t off, void *dst, size_t n);
   shoal_status_t (*dev_amo)(void *ep, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c, uint64_t *old);
+  /* Optional (NULL: put, then signal): a blocking put of n bytes (src free on return) and the signal of v in the flag
+   * cell at (fspace, foff) on pe, as one message, the flag stored at pe only once the data is there. Last in the
+   * table so that tables built before it keep their layout. SHOAL_ERR_NOSYS: not as one message here (this cell,
+   * size or provider); nothing was sent, the caller puts and signals. */
+  shoal_status_t (*put_signal)(int space, int pe, size_t off, const void *src, size_t n, int fspace, size_t foff,
+                               uint64_t v);
 } shoal_tl_ops_t;
 
 /* The transports, in the order comm.c asks them (runtime/transport/<name>/): shm first (this node's PEs, also
@@ -187,6 +193,10 @@ uint64_t shoal_comm_amo(const char *routine, void *ep, int pe, const shoal_space
  * (the ops table's signal: no round trip where the provider orders writes). For the runtime's flag cells only: finds
  * sym's space itself (the callers hold only the address; pe is theirs, checked). Fatal on failure. */
 void shoal_comm_signal(const char *routine, int pe, void *sym, uint64_t v);
+/* A blocking put of n bytes from src to sym on pe, then the signal of v in flag (as shoal_comm_signal): one message
+ * where the transport carries the flag with the data (the ops table's put_signal), else the two. Saves the
+ * collectives' second message per peer. Fatal on failure. */
+void shoal_comm_put_signal(const char *routine, int pe, void *sym, const void *src, size_t n, void *flag, uint64_t v);
 /* The fence and quiet of ep (NULL: the default context) in the transport between nodes, if one runs (no-ops
  * otherwise: on one node every operation is complete on return). Fatal with one line naming routine on failure. */
 void shoal_comm_fence(const char *routine, void *ep);
@@ -200,8 +210,11 @@ void shoal_comm_ctx_destroy(void *ep);
 #if SHOAL_HAVE_OFI
 extern const shoal_tl_ops_t shoal_tl_ofi_ops;
 /* Tests: before init, force the message fallback for every AMO type (SHOAL_TL_OFI_FORCE_MSG_AMO) and delivery-complete
- * writes instead of the flush read at quiet (SHOAL_TL_OFI_FORCE_DC); 0 restores the defaults. */
-enum { SHOAL_TL_OFI_FORCE_MSG_AMO = 1, SHOAL_TL_OFI_FORCE_DC = 2 };
+ * writes instead of the flush read at quiet (SHOAL_TL_OFI_FORCE_DC), put_signal as a put and a signal
+ * (SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL) or as one message on a crowded job too (SHOAL_TL_OFI_FORCE_CQ_SIGNAL); 0 restores
+ * the defaults. */
+enum { SHOAL_TL_OFI_FORCE_MSG_AMO = 1, SHOAL_TL_OFI_FORCE_DC = 2, SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL = 4,
+       SHOAL_TL_OFI_FORCE_CQ_SIGNAL = 8 };
 void shoal_tl_ofi_test_force(unsigned flags);
 /* What init found, for tests and SHMEM_DEBUG: the provider's name, whether a progress thread runs, and the number of
  * AMO types done natively (out of SHOAL_TL_NTYPES); and what the progress thread did since init: its progress calls
@@ -214,6 +227,8 @@ typedef struct shoal_tl_ofi_info {
   uint64_t thread_progress, thread_holds;
   uint64_t writes, reads; /* operations issued so far: puts, non-fetching AMOs, signals; gets, fetching AMOs, flushes */
   bool ordered_signal;    /* signal is one ordered write (no quiet, no AMO) */
+  bool cq_signal;         /* put_signal is one write carrying the flag as remote CQ data */
+  uint64_t counter_waits; /* waits for the completion counters that had to read them (default endpoint) */
   int ctx_endpoints;      /* contexts with an endpoint of their own, open now */
   uint64_t dropped;       /* messages refused since init: not from this job (token), malformed, truncated */
 } shoal_tl_ofi_info_t;

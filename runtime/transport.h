@@ -25,6 +25,10 @@ static inline uint64_t shoal_tl_amo(const char *routine, int pe, const void *sym
 static inline void shoal_tl_signal(const char *routine, int pe, void *sym, uint64_t v) {
   shoal_comm_signal(routine, pe, sym, v);
 }
+static inline void shoal_tl_put_signal(const char *routine, int pe, void *sym, const void *src, size_t n, void *flag,
+                                       uint64_t v) {
+  shoal_comm_put_signal(routine, pe, sym, src, n, flag, v);
+}
 static inline void shoal_tl_fence(const char *routine) { shoal_comm_fence(routine, NULL); }
 static inline void shoal_tl_quiet(const char *routine) { shoal_comm_quiet(routine, NULL); }
 static inline void shoal_tl_fence_tx(const char *routine, void *tx) { shoal_comm_fence(routine, tx); }

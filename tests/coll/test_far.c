@@ -7,7 +7,10 @@
  *   broadcast: the root a put and a signal per member, a member no read (it does not get the root's staging) and
  *     at most an entry signal and a "done"; from one root, once around the staging ring, one "done" per 8 calls
  *     (batched: the root does not wait on them);
- *   fcollect, alltoall: a put and a signal per other member, no entry signal (3 per member before).
+ *   fcollect, alltoall, sum_reduce: a put and a signal per other member, no entry signal (3 per member before).
+ * Where the transport carries the flag with the data (shoal_tl_ofi_info_t.cq_signal: remote CQ data, issue 29), a
+ * put and its signal are one operation: one per member and call (two before). TEST_FAR_CQ_SIGNAL=0 splits them
+ * (a provider without CQ data), =1 joins them on a crowded job too (where the transport would not).
  * Values are checked on every call, back to back with no barrier between calls: roots change every third call (the
  * staging halves pass between roots), sources are rewritten right after each call returns, alltoall also with a
  * strided dest, and sizes past the scratch slot take the push path with the entry rule. Then reductions, fcollects,
@@ -32,6 +35,7 @@
 static long src[MAXPE * BIG], dst[MAXPE * BIG * 2];
 static int me, npes, fails;
 static bool counting;
+static long per_put; /* operations per put with its signal: 1 where the transport carries the flag with the data */
 
 static int calls_for(size_t nel) { return nel > 64 ? 4 : CALLS; }
 
@@ -71,7 +75,7 @@ static void bcast(size_t nel) {
     for (size_t i = 0; i < nel; i++) src[i] = val(root, c, i);
     shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, nel, root);
     bcast_check(c, nel, root);
-    if (me == root) want += 2L * (npes - 1);
+    if (me == root) want += per_put * (npes - 1);
     else members++;
   }
   long sent = (long)(shoal_g.tl_ops - ops);
@@ -94,7 +98,7 @@ static void bcast_one_root(int root) {
     shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, 1, root);
     bcast_check(c, 1, root);
   }
-  long sent = (long)(shoal_g.tl_ops - ops), want = me == root ? 2L * (npes - 1) * ring : (ring + 7) / 8 + 1;
+  long sent = (long)(shoal_g.tl_ops - ops), want = me == root ? per_put * (npes - 1) * ring : (ring + 7) / 8 + 1;
   if ((me == root ? sent != want : sent > want) && counting && fails++ < 10)
     fprintf(stderr, "test_far: PE %d: %d broadcasts of 1 long from PE %d: %ld operations through the transport, want "
             "%s%ld\n", me, ring, root, sent, me == root ? "" : "at most ", want);
@@ -112,8 +116,27 @@ static void fcollect(size_t nel) {
           fprintf(stderr, "test_far: PE %d: fcollect %d of %zu longs: element %zu of PE %d is %ld, want %ld\n", me,
                   c, nel, i, p, dst[(size_t)p * nel + i], val(p, c, i));
   }
-  if (nel <= 64) check_count("fcollect", nel, (long)(shoal_g.tl_ops - ops), 2L * (npes - 1) * CALLS,
+  if (nel <= 64) check_count("fcollect", nel, (long)(shoal_g.tl_ops - ops), per_put * (npes - 1) * CALLS,
                              ofi_reads() - reads);
+  shmem_barrier_all();
+}
+
+/* Sums of nel longs (oneshot at these sizes: a put and a signal per other member, into its scratch). */
+static void sum_reduce(size_t nel) {
+  static long rsrc[64], rdst[64];
+  uint64_t ops = shoal_g.tl_ops, reads = ofi_reads();
+  for (int c = 0; c < CALLS; c++) {
+    for (size_t i = 0; i < nel; i++) rsrc[i] = val(me, c, i);
+    shmem_long_sum_reduce(SHMEM_TEAM_WORLD, rdst, rsrc, nel);
+    for (size_t i = 0; i < nel; i++) {
+      long want = 0;
+      for (int p = 0; p < npes; p++) want += val(p, c, i);
+      if (rdst[i] != want && fails++ < 10)
+        fprintf(stderr, "test_far: PE %d: sum_reduce %d of %zu longs: element %zu is %ld, want %ld\n", me, c, nel, i,
+                rdst[i], want);
+    }
+  }
+  check_count("sum_reduce", nel, (long)(shoal_g.tl_ops - ops), per_put * (npes - 1) * CALLS, ofi_reads() - reads);
   shmem_barrier_all();
 }
 
@@ -135,7 +158,7 @@ static void alltoall(size_t nel, ptrdiff_t dstride) {
       }
   }
   if (nel <= 64) check_count(dstride == 1 ? "alltoall" : "alltoalls", nel, (long)(shoal_g.tl_ops - ops),
-                             2L * (npes - 1) * CALLS, ofi_reads() - reads);
+                             per_put * (npes - 1) * CALLS, ofi_reads() - reads);
   shmem_barrier_all();
 }
 
@@ -170,6 +193,11 @@ static void mixed(shmem_team_t t, const char *name, int calls) {
 }
 
 int main(void) {
+  /* TEST_FAR_CQ_SIGNAL=0: puts and their signals as two messages, as on a provider without remote CQ data; =1: as
+   * one message even on a crowded job (more PEs than CPUs), where the transport would not. */
+  const char *cqs = getenv("TEST_FAR_CQ_SIGNAL");
+  bool split = cqs && !strcmp(cqs, "0"), joined = cqs && !strcmp(cqs, "1");
+  if (split || joined) shoal_tl_ofi_test_force(split ? SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL : SHOAL_TL_OFI_FORCE_CQ_SIGNAL);
   shmem_init();
   me = shmem_my_pe();
   npes = shmem_n_pes();
@@ -187,12 +215,35 @@ int main(void) {
   if (npes > 1 && !far && ((np && !strcmp(np, "1")) || (tr && !strcmp(tr, "ofi"))) && fails++ < 10)
     fprintf(stderr, "test_far: PE %d: every PE is its own node here, but WORLD is not a team of far members\n", me);
   if (me == 0 && !far) printf("test_far: WORLD has members on one node: values only\n");
+  /* libfabric's tcp providers (tcp;ofi_rxm and net) carry 8 bytes of remote CQ data: there a put and its signal must
+   * be one message (issue 29), unless the test split them or the job is crowded (and the test did not join them). */
+  shoal_tl_ofi_info_t oi;
+  shoal_tl_ofi_query(&oi);
+  per_put = oi.cq_signal ? 1 : 2;
+  bool cq_prov = oi.provider && (!strncmp(oi.provider, "tcp", 3) || !strncmp(oi.provider, "net", 3));
+  bool want_one = !split && (joined || !shoal_g.crowded);
+  if (far && cq_prov && oi.cq_signal != want_one && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: provider %s%s: put with signal as %s, want %s\n", me, oi.provider,
+            shoal_g.crowded ? " (crowded job)" : "", oi.cq_signal ? "one message" : "two",
+            want_one ? "one message" : "two");
   shmem_barrier_all();
+  /* A quiet with nothing issued since the last one but the runtime's flag writes reads no completion counter (each
+   * read is a provider progress call): nor does shmem_barrier_all's, which follows the previous barrier's signals. */
+  shmem_quiet();
+  shoal_tl_ofi_query(&oi);
+  uint64_t waits = oi.counter_waits;
+  for (int i = 0; i < 100; i++) shmem_quiet();
+  for (int i = 0; i < 100; i++) shmem_barrier_all();
+  shoal_tl_ofi_query(&oi);
+  if (far && oi.counter_waits != waits && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: 100 quiets and 100 barrier_alls with nothing in flight read the counters %lu "
+            "times, want 0\n", me, (unsigned long)(oi.counter_waits - waits));
   size_t sizes[] = {1, 7, 64, BIG};
   for (int z = 0; z < 4; z++) {
     bcast(sizes[z]);
     if (z == 0) bcast_one_root(npes - 1);
     fcollect(sizes[z]);
+    if (sizes[z] <= 64) sum_reduce(sizes[z]);
     alltoall(sizes[z], 1);
     if (sizes[z] <= 64) alltoall(sizes[z], 2);
   }
@@ -209,8 +260,8 @@ int main(void) {
     }
   }
   shmem_barrier_all();
-  if (me == 0 && !fails) printf("test_far: %d PEs: broadcast, fcollect and alltoall across nodes, counts and values OK\n",
-                                npes);
+  if (me == 0 && !fails)
+    printf("test_far: %d PEs: broadcast, fcollect, sum_reduce and alltoall across nodes, counts and values OK\n", npes);
   shmem_finalize();
   return fails ? 1 : 0;
 }

@@ -282,7 +282,8 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
     goto fail;
   }
   /* The receive CQ gets a wait object for the progress thread; a provider without one runs without that thread. */
-  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD}; /* MSG: each message's length */
+  struct fi_cq_attr rxa = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_FD}; /* each message's length, and a
+                                                                                   * put_signal's remote CQ data */
   bool can_wait = true;
   shoal_ofi.wait_fd = -1;
   if (fi_cq_open(shoal_ofi.domain, &rxa, &shoal_ofi.rxcq, NULL)) {
@@ -437,6 +438,15 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   /* Requests may come whenever the fallback can (a peer's provider may lack an op ours has): the PE's own polls
    * answer them, since the thread stands back while it polls. */
   shoal_ofi.rx_main = shoal_ofi.fallback_ok;
+  /* put_signal as one message (rma.c): the flag travels as remote CQ data, which the PE's own waits read (rx_main)
+   * and store; a provider that takes a posted receive for it (FI_RX_CQ_DATA) would starve the fallback's. Not on a
+   * crowded job (more PEs than CPUs on some node): there PEs are often off their CPU, so each entry wakes the
+   * receiver's progress thread (the CQ's fd), a context switch per flag on the CPUs the PEs share (test_reduce over
+   * net, 5 PEs on 2 CPUs: 156 s against 59 with the flag as its own write). */
+  shoal_ofi.cq_signal = shoal_ofi.rx_main && shoal_ofi.lazy_fence && info->domain_attr->cq_data_size >= 8 &&
+                        !(info->mode & FI_RX_CQ_DATA) &&
+                        (!shoal_g.crowded || (force_flags & SHOAL_TL_OFI_FORCE_CQ_SIGNAL)) &&
+                        !(force_flags & SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL);
   if ((rc = shoal_ofi_watch_init())) goto fail;
   shoal_init_mark("ofi: watch");
   bool need = info->domain_attr->data_progress != FI_PROGRESS_AUTO || shoal_ofi.rx_main;
@@ -549,6 +559,8 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .reads = atomic_load(&shoal_ofi.t0.r_issued),
                                .ctx_endpoints = atomic_load(&shoal_ofi.ntx),
                                .ordered_signal = shoal_ofi.lazy_fence && shoal_ofi.inject_size >= sizeof(uint64_t),
+                               .cq_signal = shoal_ofi.cq_signal,
+                               .counter_waits = atomic_load(&shoal_ofi.t0.cntr_waits),
                                .dropped = atomic_load(&shoal_ofi.dropped)};
 }
 
@@ -561,6 +573,7 @@ static bool ofi_can_reach(int pe) {
 const shoal_tl_ops_t shoal_tl_ofi_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "ofi", .can_reach = ofi_can_reach, .init = tl_init, .reg = tl_reg,
   .put = shoal_ofi_put, .get = shoal_ofi_get, .amo = shoal_ofi_amo, .signal = shoal_ofi_signal,
+  .put_signal = shoal_ofi_put_signal,
   .quiet = shoal_ofi_quiet, .fence = shoal_ofi_fence, .progress = shoal_ofi_progress, .fini = tl_fini,
   .ctx_create = shoal_ofi_ctx_create, .ctx_destroy = shoal_ofi_ctx_destroy, .dev_put = shoal_ofi_dev_put,
   .dev_get = shoal_ofi_dev_get, .dev_amo = shoal_ofi_dev_amo,

@@ -66,6 +66,13 @@
                                      for the thread after the PE stops polling (more often costs a bound PE 20-30%
                                      of its latency on tcp loopback: each look is a timer wake-up on its core) */
 
+/* put_signal's remote CQ data (rma.c, progress.c): bits 63-62 the flag's space, 61-40 its offset in 8-byte cells
+ * (cells in the first 32 MiB of a space: the runtime's flags are in the heap's internal area), 39-0 the low bits of
+ * the value. The target rebuilds the value from its cell's: a flag grows by less than 2^39 between two signals. */
+#define CQS_VAL_BITS 40
+#define CQS_VAL_MASK ((1ull << CQS_VAL_BITS) - 1)
+#define CQS_IDX_MAX (1ull << 22)
+
 /* ---- AMO ops and types ---- */
 enum { CLS_EXT = 1, CLS_STD = 2, CLS_BIT = 4 };
 enum { K_WRITE, K_FETCH, K_CMP };
@@ -174,6 +181,10 @@ typedef struct txep {
   bool fence_w, fence_a; /* a fence is pending over the puts (w) or the non-fetching AMOs (a) before it */
   pthread_mutex_t mu;
   _Atomic uint64_t w_issued, r_issued, w_err, r_err;
+  _Atomic uint64_t w_done, r_done; /* issued counts a wait saw complete, less w_sig: a quiet with nothing new reads
+                                      no counter */
+  _Atomic uint64_t w_sig;          /* of w_issued, the runtime's flag writes (signal): nothing waits for them alone */
+  _Atomic uint64_t cntr_waits;     /* waits that read a counter (shoal_tl_ofi_query, for tests) */
   _Atomic uint64_t fb_out; /* non-fetching fallback AMOs issued here and not answered yet (quiet and fence wait) */
   _Atomic uint32_t fb_err; /* of those, answered "refused": quiet reports it */
   _Atomic uint8_t *dirty; /* [npes]: written since the last flush */
@@ -184,6 +195,7 @@ typedef struct txep {
 
 extern struct shoal_ofi_state {
   bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt, lazy_fence;
+  bool cq_signal; /* put_signal as one fi_writedata, the flag in its remote CQ data (rma.c) */
   int me, npes, wait_fd; /* wait_fd: the receive CQ's, or -1 */
   region_t reg[SHOAL_SPACE_MAX];
   struct fi_info *info;
@@ -242,8 +254,8 @@ static inline void wait_backoff(shoal_wait_t *w, unsigned spins) {
   if (spins % WAIT_POLLS == 0) shoal_wait_backoff(w); /* the caller's polls progress */
 }
 
-#define WAIT_W(t) shoal_ofi_wait_cntr(t, (t)->wcntr, &(t)->w_issued, &(t)->w_err)
-#define WAIT_R(t) shoal_ofi_wait_cntr(t, (t)->rcntr, &(t)->r_issued, &(t)->r_err)
+#define WAIT_W(t) shoal_ofi_wait_cntr(t, (t)->wcntr, &(t)->w_issued, &(t)->w_err, &(t)->w_done, &(t)->w_sig)
+#define WAIT_R(t) shoal_ofi_wait_cntr(t, (t)->rcntr, &(t)->r_issued, &(t)->r_err, &(t)->r_done, NULL)
 
 /* Post an operation on t; -FI_EAGAIN (a full transmit queue) retries after progress, backing off as a wait. */
 #define POST(t, routine, call)                                                                                         \
@@ -301,7 +313,8 @@ void shoal_ofi_tx_progress_all(void);
 void *shoal_ofi_progress_main(void *arg);
 void shoal_ofi_fb_tend(bool force);
 void shoal_ofi_progress_once(void);
-shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs);
+shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs,
+                                   _Atomic uint64_t *done, _Atomic uint64_t *sigs);
 shoal_status_t shoal_ofi_quiet_common(txep_t *t);
 shoal_status_t shoal_ofi_fence_before(txep_t *t, bool amo, bool fallback);
 shoal_status_t shoal_ofi_quiet(void *ep);
@@ -334,5 +347,7 @@ shoal_status_t shoal_ofi_dev_put(void *h, int pe, size_t off, const void *src, s
 shoal_status_t shoal_ofi_dev_get(void *h, int pe, size_t off, void *dst, size_t n);
 shoal_status_t shoal_ofi_dev_amo(void *h, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,
                                  uint64_t *old);
+shoal_status_t shoal_ofi_put_signal(int space, int pe, size_t off, const void *src, size_t n, int fspace, size_t foff,
+                                    uint64_t v);
 
 #endif

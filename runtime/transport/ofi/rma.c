@@ -95,6 +95,7 @@ static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
   POST(t, "fi_inject_write", fi_inject_write(t->ep, &v, sizeof v, shoal_ofi.addr[pe], shoal_ofi.rbase[space][pe] + off,
                                              shoal_ofi.rkey[space][pe]));
   atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&t->w_sig, 1, memory_order_relaxed); /* a flag write: quiet need not wait for it alone */
   return SHOAL_OK;
 }
 shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v) {
@@ -193,4 +194,40 @@ shoal_status_t shoal_ofi_dev_amo(void *h, int pe, size_t off, int op, size_t siz
                                  uint64_t *old) {
   txep_t *t = h ? h : &shoal_ofi.t0;
   MT(t, stage_amo(t, pe, off, op, size, v, c, old));
+}
+
+/* put_signal as one message (issue 29): an fi_writedata whose remote CQ data names the flag cell and carries the low
+ * CQS_VAL_BITS of v; the target stores the flag when it reads that completion from its receive CQ (progress.c,
+ * shoal_ofi_cq_signal), which libfabric reports only once the data is in place. Where a put and a signal were two
+ * messages (two sends here, two receives and progress calls at the target), the collectives' per-peer step is one.
+ * The same order as signal's: after this PE's earlier writes to pe (RMA_WAW), its non-fetching AMOs completed and
+ * its nbi writes' sources free; src is free on return. Not marked dirty: the collective's receiver knows by the flag
+ * that its data is there, so the next quiet owes it no flush. NOSYS (nothing sent): no cq_signal here, the cell's
+ * offset does not fit the CQ data, or more than one message's worth. */
+static shoal_status_t put_signal_common(int space, int pe, size_t off, const void *src, size_t n, int fspace,
+                                        size_t foff, uint64_t v) {
+  if (!shoal_ofi.cq_signal || (unsigned)fspace >= 4 || foff % sizeof v || foff / sizeof v >= CQS_IDX_MAX ||
+      n > shoal_ofi.max_msg || !n)
+    return SHOAL_ERR_NOSYS;
+  txep_t *t = &shoal_ofi.t0;
+  shoal_status_t rc;
+  if (SHOAL_UNLIKELY(atomic_load_explicit(&t->fb_out, memory_order_relaxed)) && (rc = shoal_ofi_fb_drain(t))) return rc;
+  if (t->amo_out || t->wbuf_out) {
+    if ((rc = WAIT_W(t))) return rc;
+    t->amo_out = t->fence_a = t->wbuf_out = false;
+  }
+  uint64_t raddr = shoal_ofi.rbase[space][pe] + off, key = shoal_ofi.rkey[space][pe];
+  uint64_t data = (uint64_t)fspace << 62 | (uint64_t)(foff / sizeof v) << CQS_VAL_BITS | (v & CQS_VAL_MASK);
+  if (n <= shoal_ofi.inject_size) {
+    POST(t, "fi_inject_writedata", fi_inject_writedata(t->ep, src, n, data, shoal_ofi.addr[pe], raddr, key));
+    atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+    return SHOAL_OK;
+  }
+  POST(t, "fi_writedata", fi_writedata(t->ep, src, n, NULL, data, shoal_ofi.addr[pe], raddr, key, NULL));
+  atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+  return WAIT_W(t);
+}
+shoal_status_t shoal_ofi_put_signal(int space, int pe, size_t off, const void *src, size_t n, int fspace, size_t foff,
+                                    uint64_t v) {
+  MT(&shoal_ofi.t0, put_signal_common(space, pe, off, src, n, fspace, foff, v));
 }
