@@ -442,8 +442,10 @@ shoal_status_t shoal_gpu_amo(const char *routine, void *dest, int op, size_t siz
   size_t off = (uintptr_t)dest - (uintptr_t)G.base;
   if (off + size > G.size || (unsigned)pe >= (unsigned)shoal_g.npes || !G.peer[pe]) return SHOAL_ERR_INVAL;
   pthread_mutex_lock(&G.lock);
-  shoal_status_t rc = shoal_gpu_ops.amo(G.peer[pe] + off, op, size, value, cmp, G.base + G.lay.amo_scratch, old,
-                                        G.stream);
+  /* any thread may come here (the transport's progress thread for a far PE's AMO, the proxy): the stream is G.dev's */
+  shoal_status_t rc = shoal_gpu_ops.set_device(G.dev);
+  if (!rc)
+    rc = shoal_gpu_ops.amo(G.peer[pe] + off, op, size, value, cmp, G.base + G.lay.amo_scratch, old, G.stream);
   pthread_mutex_unlock(&G.lock);
   if (rc == SHOAL_ERR_NOSYS)
     SHOAL_DEBUG(SHOAL_SUB_GPU, "%s: the %s backend has no host-side atomics on device memory", routine,

@@ -224,6 +224,12 @@ static void *proxy_main(void *arg) {
   if (P.dev >= 0) shoal_gpu_ops.set_device(P.dev);
   shmem_ctx_t ctx = SHMEM_CTX_DEFAULT;
   if (shmem_ctx_create(SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED, &ctx)) ctx = SHMEM_CTX_DEFAULT;
+  /* Below SHMEM_THREAD_MULTIPLE the default endpoint is not locked against the application's thread: the proxy must
+   * have an endpoint of its own (a provider may refuse one more), else the two threads would race on it. */
+  if (shoal_g.tl && shoal_g.thread_level != SHMEM_THREAD_MULTIPLE &&
+      (ctx == SHMEM_CTX_DEFAULT || !((struct shoal_ctx *)ctx)->tl))
+    shoal_fatal("shmem_init", "the device proxy got no transport endpoint of its own (shmem_ctx_create); "
+                "initialize with shmem_init_thread(SHMEM_THREAD_MULTIPLE, ...) to let it share the default one");
   unsigned polls = 0;
   for (;;) {
     const uint64_t h = P.head;
@@ -336,6 +342,7 @@ uint64_t shoal_proxy_served(void) { return __atomic_load_n(&P.served, __ATOMIC_R
 
 void shoal_proxy_fini(void) {
   if (!P.running) return;
+  if (P.dev >= 0) shoal_gpu_ops.set_device(P.dev); /* the proxy's GPU: kernels of this PE run there */
   shoal_gpu_ops.device_sync(); /* no kernel of this PE posts any more (they may wait for the proxy: it still runs) */
   __atomic_store_n(&P.stop, 1, __ATOMIC_RELEASE);
   pthread_join(P.th, NULL);

@@ -29,7 +29,7 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value) {
   }
   if (m->space == SHOAL_SPACE_DEVICE)
     return shoal_comm_dev_amo(m->off, m->op, m->size, m->operand, m->compare, value) ? 1 : 0;
-  if (!r || !r->mr || r->gpu_kind || (m->size != 4 && m->size != 8) || m->op >= SHOAL_TL_AMO_NOPS ||
+  if (!r || !r->mr || r->gpu_kind || m->space == SHOAL_SPACE_STAGE || (m->size != 4 && m->size != 8) || m->op >= SHOAL_TL_AMO_NOPS ||
       m->off > r->len || m->size > r->len - m->off || m->off % m->size)
     return 1;
   *value = shoal_amo_host((char *)r->base + m->off, m->op, m->size, m->operand, m->compare);

@@ -124,7 +124,7 @@ enum { MSG_REQ = 1, MSG_REP = 2, MSG_DPUT = 3, MSG_DGET = 4 };
  * space SHOAL_SPACE_DEVICE is an AMO the target does on its device heap. Each is answered as an AMO (op: status). */
 #define STAGE_SLOT_MAX ((size_t)256 << 10) /* bytes of one slot: one chunk of a staged put or get */
 #define STAGE_SLOT_MIN ((size_t)16 << 10)
-#define STAGE_TOTAL ((size_t)64 << 20)     /* the region is at most this (or npes * STAGE_SLOT_MIN), lazily touched */
+#define STAGE_TOTAL ((size_t)16 << 20)     /* the region is at most this (or npes * STAGE_SLOT_MIN), lazily touched */
 /* Bytes of one slot for a job of npes PEs: STAGE_TOTAL / npes in 4 KiB pages, within [STAGE_SLOT_MIN, _MAX]. */
 static inline size_t stage_slot(int npes) {
   size_t s = STAGE_TOTAL / (size_t)(npes > 0 ? npes : 1) / 4096 * 4096;
