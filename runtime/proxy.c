@@ -33,6 +33,7 @@ static struct {
   bool running;
   int stop;                  /* set by shoal_proxy_fini (atomic) */
   uint64_t served;           /* atomic: requests served */
+  uint64_t fences;           /* atomic: transport fences issued for FENCE requests (tests) */
 } P = {.dev = -1};
 
 /* The device routine a request stands for, in messages: "shmem_putmem (device, via proxy)". */
@@ -196,7 +197,10 @@ static uint64_t serve(shmem_ctx_t ctx, const shoal_proxy_entry_t *e) {
   case SHOAL_PROXY_P: shmem_ctx_putmem(ctx, t, &e->value, e->bytes, e->pe); break; /* the low bytes (little endian) */
   case SHOAL_PROXY_G: shmem_ctx_getmem(ctx, &v, t, e->bytes, e->pe); break;
   case SHOAL_PROXY_AMO: v = amo(ctx, e); break;
-  case SHOAL_PROXY_FENCE: shmem_ctx_fence(ctx); break;
+  case SHOAL_PROXY_FENCE:
+    shmem_ctx_fence(ctx);
+    __atomic_fetch_add(&P.fences, 1, __ATOMIC_RELAXED);
+    break;
   case SHOAL_PROXY_QUIET: shmem_ctx_quiet(ctx); break;
   default: break;
   }
@@ -339,6 +343,8 @@ void shoal_proxy_init(const char *routine) {
 shoal_proxy_queue_t *shoal_proxy_queue(void) { return P.running ? P.q : NULL; }
 
 uint64_t shoal_proxy_served(void) { return __atomic_load_n(&P.served, __ATOMIC_RELAXED); }
+
+uint64_t shoal_proxy_fences(void) { return __atomic_load_n(&P.fences, __ATOMIC_RELAXED); }
 
 void shoal_proxy_fini(void) {
   if (!P.running) return;

@@ -17,6 +17,9 @@ shoal_status_t shoal_proxy_start(const char *routine);
 shoal_proxy_queue_t *shoal_proxy_queue(void);
 /* Requests served so far (tests). */
 uint64_t shoal_proxy_served(void);
+/* Transport fences the proxy issued for FENCE requests so far (tests: a provider that delivers in order cannot show a
+ * missing fence by the data alone). */
+uint64_t shoal_proxy_fences(void);
 /* At finalize, before contexts and transport go: wait for this PE's kernels, serve what is posted, complete it (quiet),
  * join the thread, free the queue. No-op when not started. */
 void shoal_proxy_fini(void);

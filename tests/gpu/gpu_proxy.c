@@ -256,6 +256,7 @@ int main(int argc, char **argv) {
   uint64_t *fd = sym_alloc(2 * 8);
   fd[0] = fd[1] = 0;
   shmem_barrier_all();
+  const uint64_t fences0 = shoal_proxy_fences();
   for (uint64_t r = 1; r <= 20; r++) {
     req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, dst, src, 4099, 0, 0);
     req(SHOAL_PROXY_P, 0, 0, next, &fd[0], NULL, 8, r, 0);
@@ -269,6 +270,9 @@ int main(int argc, char **argv) {
           (unsigned long long)load64(&fd[0]));
   }
   quiet();
+  /* ordered delivery on this provider hides a missing fence from the data: the proxy must have issued one per round */
+  CHECK(shoal_proxy_fences() - fences0 == 20, "%llu transport fences for 20 FENCE requests",
+        (unsigned long long)(shoal_proxy_fences() - fences0));
   shmem_barrier_all();
 
   /* quiet: once it returns, nbi puts are visible at the target (read back by this PE's host path) */
