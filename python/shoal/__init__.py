@@ -583,7 +583,8 @@ class _DeviceState(ctypes.Structure):
                 ('peer_delta', ctypes.c_void_p), ('bar_flags', ctypes.c_void_p), ('bar_epoch', ctypes.c_void_p),
                 ('grid_bar', ctypes.c_void_p), ('team_world', ctypes.c_void_p), ('team_shared', ctypes.c_void_p),
                 ('teams', ctypes.c_void_p), ('team_pool', ctypes.c_uint64), ('team_stride', ctypes.c_uint32),
-                ('team_count', ctypes.c_uint32), ('delta', ctypes.c_int64 * SHMEMX_DEVICE_MAX_PES)]
+                ('team_count', ctypes.c_uint32), ('delta', ctypes.c_int64 * SHMEMX_DEVICE_MAX_PES),
+                ('proxy_queue', ctypes.c_void_p)]
 
 
 def _device_state(routine):
@@ -615,7 +616,8 @@ def peer_ptrs(obj):
     if dev == 'host':
         return [lib.shmem_ptr(addr, p) or 0 for p in range(n)]
     st = _device_state('peer_ptrs')
-    return [addr + st.delta[p] for p in range(n)]
+    far = -(1 << 63)  # SHMEMX_DEVICE_DELTA_FAR: another node, no mapping here
+    return [0 if st.delta[p] == far else addr + st.delta[p] for p in range(n)]
 
 
 def get_peer_array(obj, pe):
