@@ -11,15 +11,6 @@
 #include "gpu_fake_backend.h"
 
 static int fails, me;
-#define CHECK(c, ...)                                                                                                 \
-  do {                                                                                                                 \
-    if (!(c)) {                                                                                                        \
-      fails++;                                                                                                         \
-      fprintf(stderr, "PE %d: FAIL line %d: %s: ", me, __LINE__, #c);                                                  \
-      fprintf(stderr, __VA_ARGS__);                                                                                    \
-      fputc('\n', stderr);                                                                                             \
-    }                                                                                                                  \
-  } while (0)
 
 #define N 10007
 

@@ -134,4 +134,15 @@ static const shoal_gpu_ops_t fake = {
   .stream_create = f_stream_create, .stream_destroy = f_ok1, .stream_sync = f_ok1, .device_sync = f_ok0,
   .amo = f_amo,
 };
+/* A test's check, shared by the programs that include this backend: counts into the program's `fails` and names its
+ * `me` (both declared before the first use); prints the first 20 failures of a PE. */
+#define CHECK(c, ...)                                                                                                 \
+  do {                                                                                                                 \
+    if (!(c) && fails++ < 20) {                                                                                        \
+      fprintf(stderr, "PE %d: FAIL line %d: %s: ", me, __LINE__, #c);                                                  \
+      fprintf(stderr, __VA_ARGS__);                                                                                    \
+      fputc('\n', stderr);                                                                                             \
+    }                                                                                                                  \
+  } while (0)
+
 #endif

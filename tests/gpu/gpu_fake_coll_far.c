@@ -14,14 +14,6 @@
 #include <complex.h>
 
 static int fails, me, npes;
-#define CHECK(c, ...)                                                                                                 \
-  do {                                                                                                                 \
-    if (!(c) && fails++ < 20) {                                                                                        \
-      fprintf(stderr, "PE %d: FAIL line %d: %s: ", me, __LINE__, #c);                                                  \
-      fprintf(stderr, __VA_ARGS__);                                                                                    \
-      fputc('\n', stderr);                                                                                             \
-    }                                                                                                                  \
-  } while (0)
 
 /* Byte i of team member r's contribution in call c. */
 static unsigned char pat(int r, size_t i, int c) { return (unsigned char)(r * 37 + i * 11 + c * 5 + 1); }

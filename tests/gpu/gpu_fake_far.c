@@ -13,15 +13,6 @@
 #include <time.h>
 
 static int fails, me, npes;
-#define CHECK(c, ...)                                                                                                 \
-  do {                                                                                                                 \
-    if (!(c)) {                                                                                                        \
-      fails++;                                                                                                         \
-      fprintf(stderr, "PE %d: FAIL line %d: %s: ", me, __LINE__, #c);                                                  \
-      fprintf(stderr, __VA_ARGS__);                                                                                    \
-      fputc('\n', stderr);                                                                                             \
-    }                                                                                                                  \
-  } while (0)
 
 #define BIG (((size_t)1 << 20) + 3) /* more than one staging slot (256 KiB at most) */
 

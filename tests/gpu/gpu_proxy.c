@@ -18,15 +18,6 @@
 #include <pthread.h>
 
 static int fails, me, npes;
-#define CHECK(c, ...)                                                                                                 \
-  do {                                                                                                                 \
-    if (!(c)) {                                                                                                        \
-      fails++;                                                                                                         \
-      fprintf(stderr, "PE %d: FAIL line %d: %s: ", me, __LINE__, #c);                                                  \
-      fprintf(stderr, __VA_ARGS__);                                                                                    \
-      fputc('\n', stderr);                                                                                             \
-    }                                                                                                                  \
-  } while (0)
 
 static shoal_proxy_queue_t *Q;
 static bool device_mode;
