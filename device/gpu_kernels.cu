@@ -36,8 +36,17 @@ static __global__ void shoal_k_amo(void *target, int op, int size, uint64_t valu
     *out = shoal_d_amo_word<unsigned long long>((unsigned long long *)target, op, value, cmp);
 }
 
+/* Also loads both kernels now. With lazy loading (CUDA's default since 12.2) the first launch loads the module, and
+ * loading may wait for the context's running kernels: the AMO kernel a far PE's request launches from the progress
+ * thread would then wait for the application's kernel that spins until that very AMO lands (a deadlock seen on the
+ * GPU machine: the requester's "did not answer for 30 s"). The vendors' advice: load such kernels before any may
+ * spin. */
 int SHOAL_K(kernels_setup)(const shmemx_device_state_t *st) {
   int e = (int)SHOAL_GPU_MEMCPY_TO_SYMBOL(shoal_dstate, st, sizeof *st);
+  if (e != (int)SHOAL_GPU_API(Success)) return e;
+  SHOAL_GPU_API(FuncAttributes) at;
+  e = (int)SHOAL_GPU_API(FuncGetAttributes)(&at, (const void *)shoal_k_barrier);
+  if (e == (int)SHOAL_GPU_API(Success)) e = (int)SHOAL_GPU_API(FuncGetAttributes)(&at, (const void *)shoal_k_amo);
   if (e == (int)SHOAL_GPU_API(Success)) shoal_dstate_ready = 1;
   return e;
 }
