@@ -16,6 +16,7 @@
  * stores). A PE of another node (boot's node: SHOAL_NODE_PES splits one machine into several) is not mapped:
  * G.peer[p] is NULL, delta[p] is SHMEMX_DEVICE_DELTA_FAR and the space's lim[p] is 0, so that rma.c and amo.c send
  * its host RMA and AMOs to the comm layer (staged through the transport: docs/gpu.md). */
+#include "proxy.h"
 #include "heap_gpu.h"
 #include "comm.h"
 #include "xlate.h"
@@ -388,6 +389,13 @@ bool shoal_gpu_heap_default(void) { return G.ready && !strcmp(shoal_env.heap_kin
 
 bool shoal_gpu_heap_owns(const void *p) { return G.ready && (uintptr_t)p - (uintptr_t)G.base < G.size; }
 
+bool shoal_gpu_local_device(const void *p) {
+  if (!G.ready) return false;
+  if ((uintptr_t)p - (uintptr_t)G.base < G.size) return true;
+  int d = 0;
+  return shoal_gpu_ops.ptr_device(p, &d) == SHOAL_OK && d;
+}
+
 const shmemx_device_state_t *shoal_gpu_state(void) { return G.ready ? &G.st : NULL; }
 
 void shoal_gpu_state_set_proxy(void *queue) {
@@ -637,8 +645,17 @@ void shmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int 
 }
 
 /* Copies enqueued on a stream complete in stream order, and a completed copy is visible at its target: nothing to
- * add. Without a GPU the host forms completed already. */
-void shmemx_quiet_on_stream(void *stream) { SHOAL_CHECK_INIT("shmemx_quiet_on_stream"); }
+ * add. Without a GPU the host forms completed already. With PEs of other nodes the stream's kernels may have posted
+ * to the device proxy: the stream is drained, then the proxy (host-blocking, as the far copies above). */
+static void far_stream_drain(const char *routine, void *stream) {
+  if (shoal_gpu_ops.stream_sync(stream)) shoal_fatal(routine, "cannot synchronize stream %p", stream);
+  shoal_proxy_drain(routine, true);
+}
+
+void shmemx_quiet_on_stream(void *stream) {
+  SHOAL_CHECK_INIT("shmemx_quiet_on_stream");
+  if (G.ready && G.any_far) far_stream_drain("shmemx_quiet_on_stream", stream);
+}
 
 void shmemx_barrier_all_on_stream(void *stream) {
   SHOAL_CHECK_INIT("shmemx_barrier_all_on_stream");
@@ -648,5 +665,6 @@ void shmemx_barrier_all_on_stream(void *stream) {
     if (rc != SHOAL_ERR_NOSYS || shoal_gpu_ops.stream_sync(stream))
       shoal_fatal("shmemx_barrier_all_on_stream", "cannot enqueue the barrier on stream %p", stream);
   }
-  shoal_barrier_all_hook(); /* no barrier kernel: the stream is drained, then the host barrier */
+  if (G.ready && G.any_far) far_stream_drain("shmemx_barrier_all_on_stream", stream);
+  shoal_barrier_all_hook(); /* no barrier kernel: the stream is drained (and the proxy), then the host barrier */
 }

@@ -34,7 +34,16 @@ static struct {
   int stop;                  /* set by shoal_proxy_fini (atomic) */
   uint64_t served;           /* atomic: requests served */
   uint64_t fences;           /* atomic: transport fences issued for FENCE requests (tests) */
+  /* Drains (shoal_proxy_drain): a host thread sets drain_to, then bumps drain_req; the thread, once it has served up
+   * to drain_to (DRAIN_VISIBLE: until no posted request is left at head), quiets its context if it served anything
+   * since the last quiet (dirty) and sets drain_done = drain_req. All atomic. */
+  uint64_t drain_to, drain_req, drain_done;
+  int dirty;
 } P = {.dev = -1};
+
+#define DRAIN_VISIBLE UINT64_MAX
+
+bool shoal_proxy_on; /* proxy.h: the thread runs (shmem_quiet's one branch) */
 
 /* The device routine a request stands for, in messages: "shmem_putmem (device, via proxy)". */
 static const char *routine_of(const shoal_proxy_entry_t *e, char *buf, size_t len) {
@@ -235,21 +244,36 @@ static void *proxy_main(void *arg) {
     shoal_fatal("shmem_init", "the device proxy got no transport endpoint of its own (shmem_ctx_create); "
                 "initialize with shmem_init_thread(SHMEM_THREAD_MULTIPLE, ...) to let it share the default one");
   unsigned polls = 0;
+  uint64_t drained = 0; /* the last drain_req answered */
   for (;;) {
     const uint64_t h = P.head;
     shoal_proxy_entry_t *s = &P.ring[h & (P.entries - 1)];
     const uint64_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+    const uint64_t req = __atomic_load_n(&P.drain_req, __ATOMIC_ACQUIRE);
+    if (req != drained) {
+      const uint64_t to = __atomic_load_n(&P.drain_to, __ATOMIC_RELAXED);
+      if (to == DRAIN_VISIBLE ? seq != 4 * h + 1 : h >= to) {
+        if (__atomic_load_n(&P.dirty, __ATOMIC_RELAXED)) {
+          shmem_ctx_quiet(ctx);
+          __atomic_store_n(&P.dirty, 0, __ATOMIC_RELEASE); /* after: a drain that sees 0 finds nothing to complete */
+        }
+        drained = req;
+        __atomic_store_n(&P.drain_done, req, __ATOMIC_RELEASE);
+      }
+    }
     if (seq == 4 * h + 1) {
       shoal_proxy_entry_t e = *s;
       check(&e);
       const uint64_t v = serve(ctx, &e);
+      /* a QUIET completed everything; anything else may leave work for a drain's quiet */
+      __atomic_store_n(&P.dirty, e.op != SHOAL_PROXY_QUIET, __ATOMIC_RELAXED);
       if (e.flags & SHOAL_PROXY_F_WAIT) {
         s->value = v;
         __atomic_store_n(&s->seq, 4 * h + 2, __ATOMIC_RELEASE);
       } else {
         __atomic_store_n(&s->seq, 4 * (h + P.entries), __ATOMIC_RELEASE);
       }
-      P.head = h + 1;
+      __atomic_store_n(&P.head, h + 1, __ATOMIC_RELEASE);
       __atomic_fetch_add(&P.served, 1, __ATOMIC_RELAXED);
       polls = 0;
       continue;
@@ -318,8 +342,11 @@ shoal_status_t shoal_proxy_start(const char *routine) {
   }
   P.head = 0;
   P.stop = 0;
+  P.drain_to = P.drain_req = P.drain_done = 0;
+  P.dirty = 0;
   if (pthread_create(&P.th, NULL, proxy_main, NULL)) goto fail;
   P.running = true;
+  __atomic_store_n(&shoal_proxy_on, true, __ATOMIC_RELEASE);
   SHOAL_DEBUG(SHOAL_SUB_GPU, "%s: device proxy started: queue of %llu entries at %p (descriptor in %s memory)", routine,
               (unsigned long long)P.entries, (void *)P.q, P.q_dev ? "GPU" : "host");
   return SHOAL_OK;
@@ -346,8 +373,34 @@ uint64_t shoal_proxy_served(void) { return __atomic_load_n(&P.served, __ATOMIC_R
 
 uint64_t shoal_proxy_fences(void) { return __atomic_load_n(&P.fences, __ATOMIC_RELAXED); }
 
+void shoal_proxy_drain(const char *routine, bool exact) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  if (!P.running || pthread_equal(pthread_self(), P.th)) return; /* the thread's own quiet (a shared context) */
+  if (!exact) { /* the common case, nothing since the last quiet and nothing posted: two loads */
+    const uint64_t h = __atomic_load_n(&P.head, __ATOMIC_ACQUIRE);
+    if (!__atomic_load_n(&P.dirty, __ATOMIC_ACQUIRE) &&
+        __atomic_load_n(&P.ring[h & (P.entries - 1)].seq, __ATOMIC_ACQUIRE) != 4 * h + 1)
+      return;
+  }
+  pthread_mutex_lock(&mu);
+  uint64_t to = DRAIN_VISIBLE;
+  if (exact && P.q_dev) { /* the ticket counter lives in GPU memory */
+    if (shoal_gpu_ops.memcpy(&to, &((shoal_proxy_queue_t *)P.q_mem)->tail, sizeof to, P.stream) ||
+        shoal_gpu_ops.stream_sync(P.stream))
+      shoal_fatal(routine, "cannot read the device proxy's ticket counter");
+  } else if (exact) {
+    to = __atomic_load_n(&((shoal_proxy_queue_t *)P.q_mem)->tail, __ATOMIC_ACQUIRE);
+  }
+  __atomic_store_n(&P.drain_to, to, __ATOMIC_RELAXED);
+  const uint64_t req = P.drain_req + 1;
+  __atomic_store_n(&P.drain_req, req, __ATOMIC_RELEASE);
+  for (unsigned polls = 0; __atomic_load_n(&P.drain_done, __ATOMIC_ACQUIRE) < req;) idle(&polls);
+  pthread_mutex_unlock(&mu);
+}
+
 void shoal_proxy_fini(void) {
   if (!P.running) return;
+  __atomic_store_n(&shoal_proxy_on, false, __ATOMIC_RELEASE);
   if (P.dev >= 0) shoal_gpu_ops.set_device(P.dev); /* the proxy's GPU: kernels of this PE run there */
   shoal_gpu_ops.device_sync(); /* no kernel of this PE posts any more (they may wait for the proxy: it still runs) */
   __atomic_store_n(&P.stop, 1, __ATOMIC_RELEASE);

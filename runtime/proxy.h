@@ -20,6 +20,14 @@ uint64_t shoal_proxy_served(void);
 /* Transport fences the proxy issued for FENCE requests so far (tests: a provider that delivers in order cannot show a
  * missing fence by the data alone). */
 uint64_t shoal_proxy_fences(void);
+/* Complete the device-initiated operations posted so far: the thread serves them and quiets its context, and this
+ * returns after. exact: every ticket taken so far (the counter read from GPU memory: the on-stream quiet and barrier,
+ * after their stream's kernels finished); else those posted and visible now (shmem_quiet: two loads when nothing is
+ * pending). No-op when the proxy does not run, or on its own thread. Fatal (one line naming routine) when the counter
+ * cannot be read. */
+void shoal_proxy_drain(const char *routine, bool exact);
+/* True while the thread runs: shmem_quiet drains the proxy then (device-initiated operations are this PE's too). */
+extern bool shoal_proxy_on;
 /* At finalize, before contexts and transport go: wait for this PE's kernels, serve what is posted, complete it (quiet),
  * join the thread, free the queue. No-op when not started. */
 void shoal_proxy_fini(void);

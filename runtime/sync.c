@@ -1,6 +1,7 @@
 /* sync.c - fence, quiet, and the runtime's all-PE barrier (shmem_barrier_all and shmem_sync_all are the collectives':
  * collectives/coll_barrier.c): a dissemination barrier over flags in the internal symmetric area
  * (one cache line per round), so two PEs meet in one cache-line exchange each way. */
+#include "proxy.h"
 #include "shoal.h"
 #include "transport.h"
 
@@ -108,6 +109,9 @@ void shmem_ctx_fence(shmem_ctx_t ctx) {
 
 void shmem_quiet(void) {
   SHOAL_CHECK_INIT("shmem_quiet");
+  /* the device proxy's requests first (kernels' operations on PEs of other nodes are this PE's too): a kernel put
+   * then the host's barrier (after a device synchronize) is then complete, as in NVSHMEM */
+  if (SHOAL_UNLIKELY(__atomic_load_n(&shoal_proxy_on, __ATOMIC_RELAXED))) shoal_proxy_drain("shmem_quiet", false);
   if (shoal_quiet_hook) shoal_quiet_hook(); /* the transport between nodes (comm.c), when one runs */
   atomic_thread_fence(memory_order_seq_cst);
 }

@@ -278,6 +278,28 @@ int main(int argc, char **argv) {
   free(chk);
   shmem_barrier_all();
 
+  /* The host's shmem_quiet (so its barrier: a kernel's puts, a device synchronize, the host barrier, as NVSHMEM
+   * programs do) completes what was posted; so does shmemx_quiet_on_stream, by the ticket counter, where the device
+   * heap has far PEs. Without the drain these return at once, long before the proxy has served 64 puts. */
+  for (int round = 0; round < (device_mode && far ? 2 : 1); round++) {
+    enum { NP = 64, PB = 4096 };
+    for (int i = 0; i < NP; i++) {
+      for (int j = 0; j < PB; j++) src[i * PB + j] = (unsigned char)(i + j * 5 + round * 3 + me);
+      req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, dst + i * PB, src + i * PB, PB, 0, 0);
+    }
+    if (round == 0) shmem_quiet();
+    else shmemx_quiet_on_stream(NULL);
+    CHECK(shoal_proxy_served() == __atomic_load_n(&posted, __ATOMIC_RELAXED), "%s: served %llu of %llu posted",
+          round ? "shmemx_quiet_on_stream" : "shmem_quiet", (unsigned long long)shoal_proxy_served(),
+          (unsigned long long)posted);
+    shmem_barrier_all();
+    badn = 0;
+    for (int i = 0; i < NP * PB; i++) badn += dst[i] != (unsigned char)(i / PB + i % PB * 5 + round * 3 + prev);
+    CHECK(!badn, "%s then the barrier: %zu of %d bytes not there", round ? "shmemx_quiet_on_stream" : "shmem_quiet",
+          badn, NP * PB);
+    shmem_barrier_all();
+  }
+
   CHECK(shoal_proxy_served() == __atomic_load_n(&posted, __ATOMIC_RELAXED), "served %llu of %llu posted",
         (unsigned long long)shoal_proxy_served(), (unsigned long long)posted);
   if (me == 0)
