@@ -73,7 +73,10 @@ typedef enum {
   /* Pinned host memory that kernels read and write (the proxy's queue, runtime/proxy.c): *host for the CPU, *dev the \
    * same bytes as kernels address them (mapped, portable; coherent on HIP). */                                        \
   X(host_alloc, (void **host, void **dev, size_t n))                                                                   \
-  X(host_free, (void *host))
+  X(host_free, (void *host))                                                                                           \
+  /* *on_device = 1 when p is GPU memory the CPU cannot load from (cudaMalloc'd, not managed or pinned host): what a \
+   * transport without FI_HMEM must stage (runtime/comm.c); 0 for host memory of any kind, and unknown pointers. */  \
+  X(ptr_device, (const void *p, int *on_device))
 
 #define SHOAL_GPU_OPS_FIELD(name, params) shoal_status_t(*name) params;
 typedef struct shoal_gpu_ops {

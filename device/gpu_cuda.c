@@ -321,6 +321,14 @@ static shoal_status_t cuda_host_free(void *host) {
   return SHOAL_OK;
 }
 
+static shoal_status_t cuda_ptr_device(const void *p, int *on_device) {
+  struct cudaPointerAttributes a;
+  cudaError_t e = cudaPointerGetAttributes(&a, p);
+  *on_device = e == cudaSuccess && a.type == cudaMemoryTypeDevice;
+  if (e != cudaSuccess) cudaGetLastError(); /* an unknown pointer is host memory here, not a sticky error */
+  return SHOAL_OK;
+}
+
 static shoal_status_t cuda_occupancy(const void *func, int block_threads, size_t shmem, int *blocks_per_sm) {
   CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, func, block_threads, shmem));
   return SHOAL_OK;
@@ -389,6 +397,7 @@ const shoal_gpu_ops_t shoal_gpu_cuda_ops = {
   .device_sync = cuda_device_sync,
   .host_alloc = cuda_host_alloc,
   .host_free = cuda_host_free,
+  .ptr_device = cuda_ptr_device,
   .occupancy = cuda_occupancy,
   .launch = cuda_launch,
 #if SHOAL_HAVE_CUDA_KERNELS

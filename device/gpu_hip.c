@@ -21,7 +21,7 @@
   X(hipMemsetAsync) X(hipStreamCreateWithFlags) X(hipStreamDestroy) X(hipStreamSynchronize) X(hipEventCreate)        \
   X(hipEventDestroy) X(hipEventRecord) X(hipEventSynchronize) X(hipEventElapsedTime) X(hipDeviceSynchronize)         \
   X(hipOccupancyMaxActiveBlocksPerMultiprocessor) X(hipLaunchKernel) X(hipGetErrorString) X(hipGetErrorName)         \
-  X(hipGetLastError) X(hipHostMalloc) X(hipHostFree) X(hipHostGetDevicePointer)
+  X(hipGetLastError) X(hipHostMalloc) X(hipHostFree) X(hipHostGetDevicePointer) X(hipPointerGetAttributes)
 #define SHOAL_HIP_PTR(f) static __typeof__(f) *p_##f;
 SHOAL_HIP_FUNCS(SHOAL_HIP_PTR)
 #undef SHOAL_HIP_PTR
@@ -246,6 +246,18 @@ static shoal_status_t hip_host_free(void *host) {
   return SHOAL_OK;
 }
 
+/* By the pointers, not the memory type: hipMemoryType's values changed in ROCm 6 (its member was renamed too, at the
+ * same place). Device memory has a device pointer and no host one; pinned host memory has both; an unknown pointer
+ * is an error (ROCm 5) or has neither. */
+static shoal_status_t hip_ptr_device(const void *p, int *on_device) {
+  hipPointerAttribute_t a;
+  memset(&a, 0, sizeof a);
+  hipError_t e = p_hipPointerGetAttributes(&a, p);
+  *on_device = e == hipSuccess && a.devicePointer && !a.hostPointer && !a.isManaged;
+  if (e != hipSuccess) p_hipGetLastError();
+  return SHOAL_OK;
+}
+
 static shoal_status_t hip_occupancy(const void *func, int block_threads, size_t shmem, int *blocks_per_sm) {
   HIP(hipOccupancyMaxActiveBlocksPerMultiprocessor, blocks_per_sm, func, block_threads, shmem);
   return SHOAL_OK;
@@ -310,6 +322,7 @@ const shoal_gpu_ops_t shoal_gpu_hip_ops = {
   .device_sync = hip_device_sync,
   .host_alloc = hip_host_alloc,
   .host_free = hip_host_free,
+  .ptr_device = hip_ptr_device,
   .occupancy = hip_occupancy,
   .launch = hip_launch,
   .kernels_setup = hip_kernels_setup,

@@ -6,7 +6,10 @@
  * inline range checks fail for it and the off-path code lands here, where tl_of[pe] is the transport between nodes
  * (libfabric). */
 #include "comm.h"
+#include "heap_gpu.h"
 #include "xlate.h"
+
+#include <pthread.h>
 
 #include <stdlib.h>
 
@@ -118,11 +121,46 @@ static __attribute__((cold, noinline)) void dev_rma(const char *routine, void *e
     failed(routine, put ? "put to the device heap" : "get from the device heap", n, pe);
 }
 
+/* A local buffer in GPU memory (a put's source, a get's destination) with a PE of another node: the transports
+ * read and write host memory only (no FI_HMEM here), so the bytes go through a pinned bounce buffer, BOUNCE at a
+ * time, with blocking transfers (complete on return, the nbi forms too, as the staged device-heap path). One bounce
+ * per process, under a lock: only jobs with a GPU come here. NVSHMEM's host RMA takes GPU buffers; so does this. */
+#define BOUNCE ((size_t)1 << 20)
+static bool gpu_local(const void *p) { return shoal_gpu_heap_ready() && shoal_gpu_local_device(p); }
+
+static __attribute__((cold, noinline)) void staged_rma(const char *routine, void *ep, int pe, const shoal_space_t *s,
+                                                       size_t off, void *buf, size_t n, bool put) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  static void *bounce;
+  const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
+  pthread_mutex_lock(&mu);
+  if (!bounce) {
+    void *dev;
+    shoal_status_t rc = shoal_gpu_ops.host_alloc(&bounce, &dev, BOUNCE);
+    if (rc == SHOAL_ERR_NOSYS) rc = shoal_gpu_none_ops.host_alloc(&bounce, &dev, BOUNCE); /* a test backend's */
+    if (rc) bounce = NULL;
+    if (!bounce) shoal_fatal(routine, "cannot allocate %zu bytes of pinned memory to stage GPU memory", BOUNCE);
+  }
+  __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+  for (size_t o = 0; o < n; o += BOUNCE) {
+    const size_t c = n - o < BOUNCE ? n - o : BOUNCE;
+    char *b = (char *)buf + o;
+    if (put ? shoal_comm_dev_memcpy(bounce, b, c) || t->put(ep, (int)(s - shoal_g.space), pe, off + o, bounce, c, false)
+            : t->get(ep, (int)(s - shoal_g.space), pe, off + o, bounce, c, false) || shoal_comm_dev_memcpy(b, bounce, c))
+      failed(routine, put ? "put from GPU memory" : "get into GPU memory", n, pe);
+  }
+  pthread_mutex_unlock(&mu);
+}
+
 void shoal_comm_put(const char *routine, void *ep, int pe, const shoal_space_t *s, size_t off, void *sym,
                     const void *src, size_t n, bool nbi) {
   if (!n) return;
   if (SHOAL_UNLIKELY(s->device)) {
     dev_rma(routine, ep, pe, off, sym, (void *)src, n, true);
+    return;
+  }
+  if (SHOAL_UNLIKELY(gpu_local(src))) {
+    staged_rma(routine, ep, pe, s, off, (void *)src, n, true);
     return;
   }
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
@@ -135,6 +173,10 @@ void shoal_comm_get(const char *routine, void *ep, int pe, const shoal_space_t *
   if (!n) return;
   if (SHOAL_UNLIKELY(s->device)) {
     dev_rma(routine, ep, pe, off, sym, dst, n, false);
+    return;
+  }
+  if (SHOAL_UNLIKELY(gpu_local(dst))) {
+    staged_rma(routine, ep, pe, s, off, dst, n, false);
     return;
   }
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
@@ -181,7 +223,7 @@ void shoal_comm_put_signal(const char *routine, int pe, void *sym, const void *s
   const shoal_space_t *s = shoal_comm_space(routine, "dest", sym, n, &off);
   const shoal_space_t *fs = shoal_comm_space(routine, "flag", flag, sizeof v, &foff);
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
-  if (n && t->put_signal && !s->device && !fs->device) {
+  if (n && t->put_signal && !s->device && !fs->device && !gpu_local(src)) {
     shoal_status_t rc = t->put_signal((int)(s - shoal_g.space), pe, off, src, n, (int)(fs - shoal_g.space), foff, v);
     if (rc == SHOAL_OK) {
       __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);

@@ -55,6 +55,9 @@ bool shoal_gpu_heap_default(void);
 void *shoal_gpu_heap_alloc(const char *routine, size_t size, size_t align);
 /* True when p is in the device heap (any address of it). */
 bool shoal_gpu_heap_owns(const void *p);
+/* True when p is GPU memory the CPU cannot load from: the device heap, or any allocation the backend calls device
+ * memory (its ptr_device). False without a device heap. A driver query outside the heap: not for a fast path. */
+bool shoal_gpu_local_device(const void *p);
 /* Release a live device allocation (fatal when p is none). No barrier. */
 void shoal_gpu_heap_free(const char *routine, void *p);
 /* Resize in place or move (copy, free); NULL on exhaustion with p untouched. No barrier. */

@@ -97,7 +97,18 @@ static shoal_status_t f_share_open(int fd, size_t n, void **p) {
   return SHOAL_OK;
 }
 static shoal_status_t f_share_close(void *p, size_t n) { return f_free(p); }
-static shoal_status_t f_memcpy(void *d, const void *s, size_t n, void *st) { return memcpy(d, s, n), SHOAL_OK; }
+static int mem_copies; /* memcpy calls (atomic: the progress threads copy too): a test sees staging by its count */
+static shoal_status_t f_memcpy(void *d, const void *s, size_t n, void *st) {
+  __atomic_fetch_add(&mem_copies, 1, __ATOMIC_RELAXED);
+  return memcpy(d, s, n), SHOAL_OK;
+}
+/* "GPU memory": inside any allocation or mapping of this backend. */
+static shoal_status_t f_ptr_device(const void *p, int *on) {
+  *on = 0;
+  for (int i = 0; i < MAXMAP; i++)
+    if (maps[i].p && (uintptr_t)p - (uintptr_t)maps[i].p < maps[i].n) *on = 1;
+  return SHOAL_OK;
+}
 static shoal_status_t f_memset(void *p, int v, size_t n, void *st) { return memset(p, v, n), SHOAL_OK; }
 static shoal_status_t f_stream_create(void **s) { return *s = (void *)1, SHOAL_OK; }
 static shoal_status_t f_ok1(void *s) { return SHOAL_OK; }
@@ -132,7 +143,7 @@ static const shoal_gpu_ops_t fake = {
   .ipc_open = f_ipc_open, .ipc_close = f_ipc_close, .share_alloc = f_share_alloc, .share_open = f_share_open,
   .share_close = f_share_close, .share_free = f_share_close, .memcpy = f_memcpy, .memset = f_memset,
   .stream_create = f_stream_create, .stream_destroy = f_ok1, .stream_sync = f_ok1, .device_sync = f_ok0,
-  .amo = f_amo,
+  .amo = f_amo, .ptr_device = f_ptr_device,
 };
 /* A test's check, shared by the programs that include this backend: counts into the program's `fails` and names its
  * `me` (both declared before the first use); prints the first 20 failures of a PE. */

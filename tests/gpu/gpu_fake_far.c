@@ -258,6 +258,38 @@ int main(int argc, char **argv) {
   CHECK(bad_at(rprev, 4099, prev, 77) == 4099, "putmem_on_stream");
   shmem_barrier_all(); /* checked before prev's next put lands */
 
+  /* GPU memory as the local buffer with a far PE's host heap: the transport reads host memory only, so the bytes
+   * are staged with the backend's copy. The fake GPU memory is host memory a provider could read, so the data alone
+   * cannot show a missing staging: the copy count does (at least one per 1 MiB chunk). */
+  {
+    unsigned char *hh = shmem_malloc(BIG); /* the host heap */
+    uint64_t *hflag = shmem_calloc(1, sizeof *hflag);
+    const bool next_far = st.delta[next] == SHMEMX_DEVICE_DELTA_FAR;
+    CHECK(hh && hflag, "host heap allocations");
+    fill(dloc, BIG, me, 91);
+    int c0 = __atomic_load_n(&mem_copies, __ATOMIC_RELAXED);
+    shmem_putmem(hh, dloc, BIG, next);
+    int copies = __atomic_load_n(&mem_copies, __ATOMIC_RELAXED) - c0;
+    CHECK(!next_far || copies >= 2, "putmem from GPU memory to a far host heap: %d staging copies", copies);
+    shmem_barrier_all();
+    CHECK(bad_at(hh, BIG, prev, 91) == BIG, "putmem from GPU memory to a far host heap: byte %zu",
+          bad_at(hh, BIG, prev, 91));
+    memset(dloc, 0, BIG);
+    c0 = __atomic_load_n(&mem_copies, __ATOMIC_RELAXED);
+    shmem_getmem(dloc, hh, BIG, next); /* next's copy holds this PE's pattern */
+    copies = __atomic_load_n(&mem_copies, __ATOMIC_RELAXED) - c0;
+    CHECK(!next_far || copies >= 2, "getmem into GPU memory from a far host heap: %d staging copies", copies);
+    CHECK(bad_at(dloc, BIG, me, 91) == BIG, "getmem into GPU memory: byte %zu", bad_at(dloc, BIG, me, 91));
+    shmem_barrier_all();
+    fill(dloc, 4099, me, 92);
+    shmem_putmem_signal(hh, dloc, 4099, hflag, 9, SHMEM_SIGNAL_SET, next);
+    shmem_signal_wait_until(hflag, SHMEM_CMP_EQ, 9);
+    CHECK(bad_at(hh, 4099, prev, 92) == 4099, "putmem_signal from GPU memory to a far host heap");
+    shmem_barrier_all();
+    shmem_free(hflag);
+    shmem_free(hh);
+  }
+
   /* A private context (its own endpoint; what a proxy thread would use): put, get, AMO on the device heap. */
   shmem_ctx_t cx;
   CHECK(!shmem_ctx_create(SHMEM_CTX_PRIVATE, &cx), "ctx_create");
