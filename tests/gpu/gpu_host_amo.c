@@ -1,7 +1,8 @@
 /* gpu_host_amo.c - host-initiated atomics on device symmetric memory (shoal_gpu_amo: a one-thread kernel on the
  * target through the IPC mapping), as the AMO routines use them for device objects. Every PE adds to PE 0's
  * counters (32- and 64-bit) under contention; fetched values must be distinct; compare-swap, swap, set, fetch and
- * the bitwise ops are checked against their definitions. Exit 77 without a GPU or without the AMO kernel (HIP). */
+ * the bitwise ops are checked against their definitions. PEs of other nodes are reached by the public AMOs. Exit 77
+ * without a GPU or without the AMO kernel (HIP). */
 #include "heap_gpu.h"
 
 #include <stdio.h>
@@ -20,7 +21,39 @@ static int fails, me;
     }                                                                                                                  \
   } while (0)
 
+/* The public AMO that does op on a device object of a PE of another node (the staged device-space AMO of the
+ * transport: issue 31 part 1); shoal_gpu_amo reaches this node's PEs only. */
+static uint64_t far_amo(void *dest, int op, size_t size, uint64_t v, uint64_t c, int pe) {
+  if (size == 4) {
+    uint32_t *d = dest, v4 = (uint32_t)v;
+    switch (op) {
+    case SHOAL_GPU_AMO_ADD: return shmem_uint32_atomic_fetch_add(d, v4, pe);
+    case SHOAL_GPU_AMO_FETCH: return shmem_uint32_atomic_fetch(d, pe);
+    default: break;
+    }
+  } else {
+    uint64_t *d = dest;
+    switch (op) {
+    case SHOAL_GPU_AMO_FETCH: return shmem_uint64_atomic_fetch(d, pe);
+    case SHOAL_GPU_AMO_SET: shmem_uint64_atomic_set(d, v, pe); return 0;
+    case SHOAL_GPU_AMO_SWAP: return shmem_uint64_atomic_swap(d, v, pe);
+    case SHOAL_GPU_AMO_CSWAP: return shmem_uint64_atomic_compare_swap(d, c, v, pe);
+    case SHOAL_GPU_AMO_ADD: return shmem_uint64_atomic_fetch_add(d, v, pe);
+    case SHOAL_GPU_AMO_AND: return shmem_uint64_atomic_fetch_and(d, v, pe);
+    case SHOAL_GPU_AMO_OR: return shmem_uint64_atomic_fetch_or(d, v, pe);
+    case SHOAL_GPU_AMO_XOR: return shmem_uint64_atomic_fetch_xor(d, v, pe);
+    default: break;
+    }
+  }
+  fprintf(stderr, "PE %d: no public AMO for op %d size %zu\n", me, op, size);
+  shmem_global_exit(2);
+  return 0;
+}
+
+/* op on pe's dest: shoal_gpu_amo for this node's PEs (and this PE), the public AMO for PEs of other nodes (every PE
+ * its own node under SHOAL_NODE_PES=1: the far run of scripts/gpu-tests.sh). */
 static uint64_t amo(void *dest, int op, size_t size, uint64_t v, uint64_t c, int pe) {
+  if (shmem_team_translate_pe(SHMEM_TEAM_WORLD, pe, SHMEM_TEAM_SHARED) < 0) return far_amo(dest, op, size, v, c, pe);
   uint64_t old = 0;
   shoal_status_t rc = shoal_gpu_amo("gpu_host_amo", dest, op, size, v, c, &old, pe);
   if (rc) {

@@ -18,8 +18,9 @@ int main(void) {
   }
   const int cc = shoal_gl::cc_major();
   cudaFuncAttributes at;
-  if (cudaFuncGetAttributes(&at, (const void *)probe_kernel) != cudaSuccess) {
-    printf("gpu_pdl: FAIL: cudaFuncGetAttributes\n");
+  const cudaError_t e = cudaFuncGetAttributes(&at, (const void *)probe_kernel);
+  if (e != cudaSuccess) {
+    printf("gpu_pdl: FAIL: cudaFuncGetAttributes: %s\n", cudaGetErrorString(e));
     return 1;
   }
   const bool want = cc >= 9 && SHOAL_PDL_EXPECT_CODE >= 90;
