@@ -62,6 +62,7 @@ if [ "${1:-}" = "--bundle" ]; then
     [ -x "$build/examples/porting_ring" ] && cp "$build/examples/porting_ring" "$b/gt/examples/"
     [ -x "$build/perf/bench_gpu" ] && cp "$build/perf/bench_gpu" "$b/gt/perf/"
     [ -x "$build/perf/bench_gpu_api" ] && cp "$build/perf/bench_gpu_api" "$b/gt/perf/"
+    [ -x "$build/perf/bench_gpu_far" ] && cp "$build/perf/bench_gpu_far" "$b/gt/perf/"
   fi
   du -sh "$b"
   exit 0
