@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
   char *hdst = (char *)shmem_malloc(max), *hsrc = (char *)malloc(max);
   if (!ddst || !dsrc || !hdst || !hsrc) {
     fprintf(stderr, "bench_gpu_far: PE %d: cannot allocate 2 x %zu bytes (SHOAL_DEVICE_SYMMETRIC_SIZE, "
-            "SHOAL_SYMMETRIC_SIZE)\n", me, max);
+            "SHMEM_SYMMETRIC_SIZE)\n", me, max);
     shmem_global_exit(2);
   }
   memset(hsrc, 1, max);

@@ -28,14 +28,14 @@ static const char *req_name(int kind, int op) {
  * slot keeps the request and t, the endpoint it was issued on, whose fb_out counts it until the answer frees the
  * slot; quiet and fence on t wait for them (shoal_ofi_fb_drain), and the waits send them again and time them out
  * (shoal_ofi_fb_tend). At most fb_cap of them are in flight from a PE: the next waits for an answer. */
-shoal_status_t shoal_ofi_fb_request(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
-                                    uint64_t c, void *fetch) {
+/* Send a request; an answered one (not async) leaves its slot and message in *p for shoal_ofi_fb_finish. */
+static shoal_status_t fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
+                               uint64_t c, bool async, shoal_ofi_fb_pending_t *p) {
   if (!shoal_ofi.fallback_ok) {
     shoal_warn("fi_atomic: %s has no native %s on this type and no room for the message fallback (inject_size %zu)",
                shoal_ofi.info->fabric_attr->prov_name, req_name(kind, op), shoal_ofi.inject_size);
     return SHOAL_ERR_NOSYS;
   }
-  bool async = kind == MSG_REQ && amo_ops[op].kind == K_WRITE;
   shoal_wait_t ws = {0};
   if (async) {
     for (unsigned spins = 0;; spins++) { /* a place among the fb_cap in flight: drains through progress */
@@ -87,9 +87,20 @@ shoal_status_t shoal_ofi_fb_request(txep_t *t, int kind, int space, int pe, size
     return shoal_ofi_fail("fi_inject", r);
   }
   if (async) return SHOAL_OK;
+  *p = (shoal_ofi_fb_pending_t){.w = w, .m = m, .pe = pe};
+  return SHOAL_OK;
+}
+
+/* Wait for the answer of p's request (resending it, timing it out), free its slot; fetch gets the old value. */
+shoal_status_t shoal_ofi_fb_finish(shoal_ofi_fb_pending_t *p, void *fetch) {
+  waiter_t *w = p->w;
+  const amo_msg_t m = p->m;
+  const int pe = p->pe, kind = m.kind, op = m.op, space = m.space;
+  const size_t off = m.off, size = m.size;
+  ssize_t r;
+  shoal_wait_t ws = {0};
   /* Answers land in the receive CQ, which the progress thread reads too: poll it here rather than wait for that
    * thread's wake-up (whoever reads the answer fills w). */
-  ws = (shoal_wait_t){0};
   int64_t t0 = now_ns(), last = t0, resend = t0 + RESEND_NS, rto = RESEND_NS;
   for (unsigned spins = 0; atomic_load_explicit(&w->state, memory_order_acquire) != 2; spins++) {
     if (shoal_ofi.thread_on) note_poll();
@@ -127,6 +138,19 @@ shoal_status_t shoal_ofi_fb_request(txep_t *t, int kind, int space, int pe, size
   }
   if (fetch) memcpy(fetch, &old, size); /* little-endian: the low bytes */
   return SHOAL_OK;
+}
+
+shoal_status_t shoal_ofi_fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
+                                  uint64_t c, shoal_ofi_fb_pending_t *p) {
+  return fb_start(t, kind, space, pe, off, op, size, v, c, false, p);
+}
+
+shoal_status_t shoal_ofi_fb_request(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
+                                    uint64_t c, void *fetch) {
+  const bool async = kind == MSG_REQ && amo_ops[op].kind == K_WRITE;
+  shoal_ofi_fb_pending_t p;
+  shoal_status_t rc = fb_start(t, kind, space, pe, off, op, size, v, c, async, &p);
+  return rc || async ? rc : shoal_ofi_fb_finish(&p, fetch);
 }
 
 shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,

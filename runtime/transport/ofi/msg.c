@@ -21,10 +21,11 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value) {
   if (m->kind == MSG_DPUT || m->kind == MSG_DGET) {
     const region_t *st = &shoal_ofi.reg[SHOAL_SPACE_STAGE];
     size_t slot = shoal_ofi.stage_slot;
-    if (m->space != SHOAL_SPACE_DEVICE || !st->mr || !slot || m->operand > slot || m->compare ||
-        (size_t)m->pe * slot > st->len - slot)
+    /* compare: the offset in the sender's slot (a staged put's half; 0 for a get) */
+    if (m->space != SHOAL_SPACE_DEVICE || !st->mr || !slot || m->compare > slot || m->operand > slot - m->compare ||
+        (m->kind == MSG_DGET && m->compare) || (size_t)m->pe * slot > st->len - slot)
       return 1;
-    char *buf = (char *)st->base + (size_t)m->pe * slot;
+    char *buf = (char *)st->base + (size_t)m->pe * slot + m->compare;
     return shoal_comm_dev_copy(m->off, buf, m->operand, m->kind == MSG_DPUT) ? 1 : 0;
   }
   if (m->space == SHOAL_SPACE_DEVICE)

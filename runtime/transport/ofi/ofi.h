@@ -333,6 +333,17 @@ void shoal_ofi_ctx_destroy(void *h);
 /* A request of the message fallback (kind MSG_REQ: an AMO; MSG_DPUT, MSG_DGET: a staged copy of v bytes) to pe, and
  * its answer: a non-fetching AMO returns once sent (quiet and fence wait for it), the others wait for the answer
  * (fetch: the old value's size bytes). */
+/* A request of the fallback sent and not yet answered (shoal_ofi_fb_start / _finish: the staged put's pipeline). */
+typedef struct {
+  waiter_t *w;
+  amo_msg_t m;
+  int pe;
+} shoal_ofi_fb_pending_t;
+/* Send a request that will be answered (not a fire-and-forget AMO) without waiting; shoal_ofi_fb_finish waits for
+ * its answer (resends and timeouts as shoal_ofi_fb_request's) and must follow, once, on every success. */
+shoal_status_t shoal_ofi_fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
+                                  uint64_t c, shoal_ofi_fb_pending_t *p);
+shoal_status_t shoal_ofi_fb_finish(shoal_ofi_fb_pending_t *p, void *fetch);
 shoal_status_t shoal_ofi_fb_request(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
                                     uint64_t c, void *fetch);
 shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,

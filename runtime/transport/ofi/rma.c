@@ -108,10 +108,10 @@ static shoal_status_t stage_fence(txep_t *t) {
   return SHOAL_UNLIKELY(t->fence_w || t->fence_a) ? shoal_ofi_fence_before(t, true, true) : SHOAL_OK;
 }
 
-/* n bytes (at most a slot) of this PE's bounce into its slot at pe, delivered (FI_DELIVERY_COMPLETE: in pe's memory
- * once counted) before the request that copies them is sent. */
-static shoal_status_t stage_write(txep_t *t, const char *bounce, size_t n, int pe) {
-  uint64_t raddr = shoal_ofi.rbase[SHOAL_SPACE_STAGE][pe] + (uint64_t)shoal_ofi.me * shoal_ofi.stage_slot;
+/* n bytes of this PE's bounce into its slot at pe, at soff of the slot (soff + n at most a slot), delivered
+ * (FI_DELIVERY_COMPLETE: in pe's memory once counted) before the request that copies them is sent. */
+static shoal_status_t stage_write(txep_t *t, const char *bounce, size_t n, int pe, size_t soff) {
+  uint64_t raddr = shoal_ofi.rbase[SHOAL_SPACE_STAGE][pe] + (uint64_t)shoal_ofi.me * shoal_ofi.stage_slot + soff;
   for (size_t done = 0, len; done < n; done += len) {
     len = n - done < shoal_ofi.max_msg ? n - done : shoal_ofi.max_msg;
     shoal_status_t rc = write_dc(t, bounce + done, len, pe, raddr + done, shoal_ofi.rkey[SHOAL_SPACE_STAGE][pe], 0);
@@ -133,10 +133,13 @@ static shoal_status_t stage_read(txep_t *t, char *bounce, size_t n, int pe) {
   return WAIT_R(t);
 }
 
-/* A put (put true: from buf) or get (into buf) of n bytes at off of pe's device heap, one slot at a time: put, the
- * chunk copied into the bounce (buf may be device memory), written to pe's slot, then MSG_DPUT and its answer (pe
- * copied it into its device heap); get, MSG_DGET and its answer (pe copied the chunk into the slot), the slot read
- * into the bounce, then copied to buf. Complete at pe on return; one staged operation of this PE at a time. */
+/* A put (put true: from buf) or get (into buf) of n bytes at off of pe's device heap. Put, half a slot at a time in
+ * two halves: the chunk copied into its half of the bounce (buf may be device memory), written to that half of pe's
+ * slot, then MSG_DPUT (the half's offset in its compare field) sent without waiting; the next chunk goes to the
+ * other half while pe copies this one into its device heap, and a half is reused only once its request was answered
+ * (so the copies of pe and the writes of this PE overlap). Get, a slot at a time: MSG_DGET and its answer (pe copied
+ * the chunk into the slot), the slot read into the bounce, then copied to buf. Complete at pe on return; one staged
+ * operation of this PE at a time. */
 static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t n, bool put) {
   size_t slot = shoal_ofi.stage_slot;
   const region_t *st = &shoal_ofi.reg[SHOAL_SPACE_STAGE];
@@ -147,19 +150,40 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
   shoal_status_t rc = stage_fence(t);
   char *bounce = (char *)st->base + (size_t)shoal_ofi.me * slot;
   pthread_mutex_lock(&shoal_ofi.stage_mu);
+  if (put) {
+    const size_t half = slot / 2; /* slots are whole pages, 16 KiB at least */
+    shoal_ofi_fb_pending_t pend[2];
+    bool busy[2] = {false, false};
+    unsigned h = 0;
+    for (size_t done = 0, len; !rc && done < n; done += len, h ^= 1) {
+      len = n - done < half ? n - done : half;
+      if (busy[h]) {
+        busy[h] = false;
+        if ((rc = shoal_ofi_fb_finish(&pend[h], NULL))) break;
+      }
+      if (shoal_comm_dev_memcpy(bounce + h * half, buf + done, len)) {
+        rc = SHOAL_ERR;
+        shoal_warn("shoal_tl_ofi_dev_put: copy of %zu bytes through the bounce buffer failed", len);
+        break;
+      }
+      rc = stage_write(t, bounce + h * half, len, pe, h * half);
+      if (!rc) rc = shoal_ofi_fb_start(t, MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off + done, 0, 0, len, h * half, &pend[h]);
+      busy[h] = !rc;
+    }
+    for (h = 0; h < 2; h++) /* both answered before returning, whatever failed */
+      if (busy[h]) {
+        shoal_status_t r2 = shoal_ofi_fb_finish(&pend[h], NULL);
+        if (!rc) rc = r2;
+      }
+    pthread_mutex_unlock(&shoal_ofi.stage_mu);
+    return rc;
+  }
   for (size_t done = 0, len; !rc && done < n; done += len) {
     len = n - done < slot ? n - done : slot;
-    if (put) {
-      if (shoal_comm_dev_memcpy(bounce, buf + done, len)) rc = SHOAL_ERR;
-      if (!rc) rc = stage_write(t, bounce, len, pe);
-      if (!rc) rc = shoal_ofi_fb_request(t, MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off + done, 0, 0, len, 0, NULL);
-    } else {
-      rc = shoal_ofi_fb_request(t, MSG_DGET, SHOAL_SPACE_DEVICE, pe, off + done, 0, 0, len, 0, NULL);
-      if (!rc) rc = stage_read(t, bounce, len, pe);
-      if (!rc && shoal_comm_dev_memcpy(buf + done, bounce, len)) rc = SHOAL_ERR;
-    }
-    if (rc == SHOAL_ERR) shoal_warn("shoal_tl_ofi_dev_%s: copy of %zu bytes through the bounce buffer failed",
-                                    put ? "put" : "get", len);
+    rc = shoal_ofi_fb_request(t, MSG_DGET, SHOAL_SPACE_DEVICE, pe, off + done, 0, 0, len, 0, NULL);
+    if (!rc) rc = stage_read(t, bounce, len, pe);
+    if (!rc && shoal_comm_dev_memcpy(buf + done, bounce, len)) rc = SHOAL_ERR;
+    if (rc == SHOAL_ERR) shoal_warn("shoal_tl_ofi_dev_get: copy of %zu bytes through the bounce buffer failed", len);
   }
   pthread_mutex_unlock(&shoal_ofi.stage_mu);
   return rc;
