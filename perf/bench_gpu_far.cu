@@ -2,6 +2,7 @@
  * Run on one GPU with every PE its own node over libfabric on lo (docs/gpu.md, "The proxy"):
  *   SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo \
  *     oshrun -n 2 bench_gpu_far [--min 64K] [--max 64M] [--coll-min 4K] [--coll-max 256M] [--csv FILE]
+ *                               [--lat-iters 2000] [--bw 0] [--coll 0]
  * PE 0 measures, PE 1 is the far target (it only serves: its progress thread copies staged bytes into its GPU).
  * Rows (CSV: impl,op,bytes,iters,time_us,GBs; bandwidth rows interleaved per size, so both paths see the same noise):
  *   host_put     shmem_putmem_nbi from host memory into PE 1's host heap, k times, then shmem_quiet (the reference)
@@ -100,7 +101,12 @@ static long pick(double one_call_s, long k0, double target, long kmax) {
 int main(int argc, char **argv) {
   size_t min = 64 << 10, max = 64 << 20, cmin = 4 << 10, cmax = 256 << 20;
   const char *csv_path = NULL;
+  long kl = 2000; /* --lat-iters */
+  bool bw = true, coll = true;
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--lat-iters")) kl = atol(argv[i + 1]);
+    if (!strcmp(argv[i], "--bw")) bw = atoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--coll")) coll = atoi(argv[i + 1]);
     if (!strcmp(argv[i], "--min")) min = parse_size(argv[i + 1]);
     else if (!strcmp(argv[i], "--max")) max = parse_size(argv[i + 1]);
     else if (!strcmp(argv[i], "--coll-min")) cmin = parse_size(argv[i + 1]);
@@ -143,7 +149,7 @@ int main(int argc, char **argv) {
 
   if (me == 0) {
     printf("bench_gpu_far: 2 PEs, every PE its own node; PE 0 -> PE 1\n");
-    for (size_t n = min; n <= max; n *= 4) {
+    for (size_t n = min; bw && n <= max; n *= 4) {
       const long kmax = n <= (1 << 20) ? 200 : 20;
       for (int rep = 0; rep < 2; rep++) { /* rep 0: warm-up and k */
         static long kh, kd, ka;
@@ -168,7 +174,6 @@ int main(int argc, char **argv) {
         if (rep) row("hostapi_dput", "put", n, k, t); else ka = pick(t, k, 0.3, kmax);
       }
     }
-    const long kl = 2000;
     for (int rep = 0; rep < 2; rep++) {
       double t = now();
       for (long i = 0; i < kl; i++) {
@@ -216,7 +221,7 @@ int main(int argc, char **argv) {
   }
   OK(cudaMemset(csrc, 3, 2 * cmax));
   OK(cudaDeviceSynchronize());
-  for (size_t n = cmin; n <= cmax; n *= 4) {
+  for (size_t n = cmin; coll && n <= cmax; n *= 4) {
     for (int op = 0; op < 2; op++) {
       long k = n <= (1 << 20) ? 20 : n <= (16 << 20) ? 5 : 2;
       for (int rep = 0; rep < 2; rep++) {

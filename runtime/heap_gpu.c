@@ -479,7 +479,9 @@ shoal_status_t shoal_comm_dev_copy(size_t off, void *host, size_t n, bool to_dev
 /* The requester's side (comm.h): n bytes between this PE's buffers (host or device, any direction), complete on
  * return; the plain memcpy of host memory without a device heap (a staged call needs none on this side). */
 shoal_status_t shoal_comm_dev_memcpy(void *dst, const void *src, size_t n) {
-  if (!G.ready) return memcpy(dst, src, n), SHOAL_OK;
+  /* host to host (the proxy's pinned bounce, a value on its stack, the transport's staging slot): the CPU's copy,
+   * not a stream-ordered one of the GPU's runtime (which may wait behind whatever that runtime is doing) */
+  if (!G.ready || (!shoal_gpu_local_device(dst) && !shoal_gpu_local_device(src))) return memcpy(dst, src, n), SHOAL_OK;
   if (shoal_gpu_ops.memcpy(dst, src, n, G.stream)) return SHOAL_ERR;
   return shoal_gpu_ops.stream_sync(G.stream);
 }

@@ -5,6 +5,7 @@
 #include "ctx.h"
 #include "transport.h"
 #include "topo.h"
+#include <hwloc/glibc-sched.h>
 #include "heap_gpu.h"
 
 #include <errno.h>
@@ -210,6 +211,8 @@ static void heap_fini(void) {
  * grow with the PEs sharing a node (issue 29), and only a PE with GPUs (heap_gpu.c's pick_device) or the topo debug
  * line uses the map. A SHOAL_TOPO the user set is still read at init, so that a bad one stops there. */
 static char pe_gpu_busid[16];
+static cpu_set_t helper_cpus; /* shoal_topo_spare_cpus for this PE, as the kernel takes it */
+static bool helper_cpus_ok;   /* a non-empty set of them */
 static bool topo_done;
 static const char *topo_routine = "shmem_init";
 static void topo_load(void) {
@@ -231,9 +234,25 @@ static void topo_load(void) {
       shoal_topo_format_map(t, shoal_g.me, &m, line, sizeof line);
       SHOAL_DEBUG(SHOAL_SUB_TOPO, "%s", line);
     }
+    hwloc_bitmap_t spare = shoal_topo_spare_cpus(t, shoal_g.boot.local_size, b, m.numa), cur = hwloc_bitmap_alloc();
+    /* never this PE's own CPUs, whatever bound it (SHOAL_NODE_PES splits a machine the launcher bound as one) */
+    if (spare && cur && !hwloc_get_cpubind(t, cur, HWLOC_CPUBIND_PROCESS)) hwloc_bitmap_andnot(spare, spare, cur);
+    hwloc_bitmap_free(cur);
+    CPU_ZERO(&helper_cpus);
+    helper_cpus_ok = spare && !hwloc_bitmap_iszero(spare) &&
+                     !hwloc_cpuset_to_glibc_sched_affinity(t, spare, &helper_cpus, sizeof helper_cpus) &&
+                     CPU_COUNT(&helper_cpus) > 0;
+    hwloc_bitmap_free(spare);
     hwloc_bitmap_free(m.cpuset);
   }
   hwloc_topology_destroy(t);
+}
+
+int shoal_topo_helper_cpus(cpu_set_t *set) {
+  if (!topo_done) topo_load();
+  if (!helper_cpus_ok) return -1;
+  *set = helper_cpus;
+  return 0;
 }
 
 int shoal_topo_gpu_busid(char *busid, size_t len) {
@@ -244,7 +263,7 @@ int shoal_topo_gpu_busid(char *busid, size_t len) {
 
 static void topo_init(const char *routine) {
   topo_routine = routine;
-  topo_done = false, pe_gpu_busid[0] = 0;
+  topo_done = false, pe_gpu_busid[0] = 0, helper_cpus_ok = false;
   if (shoal_env.topo_src[0] || (shoal_log_mask & SHOAL_SUB_TOPO)) topo_load();
 }
 

@@ -39,6 +39,8 @@ static struct {
    * since the last quiet (dirty) and sets drain_done = drain_req. All atomic. */
   uint64_t drain_to, drain_req, drain_done;
   int dirty;
+  cpu_set_t cpus; /* the thread's CPUs (shoal_topo_helper_cpus), read at start on the PE's thread */
+  bool cpus_ok;
 } P = {.dev = -1};
 
 #define DRAIN_VISIBLE UINT64_MAX
@@ -342,9 +344,25 @@ shoal_status_t shoal_proxy_start(const char *routine) {
   }
   P.head = 0;
   P.stop = 0;
+  P.cpus_ok = !shoal_topo_helper_cpus(&P.cpus);
   P.drain_to = P.drain_req = P.drain_done = 0;
   P.dirty = 0;
-  if (pthread_create(&P.th, NULL, proxy_main, NULL)) goto fail;
+  /* The thread starts off the PE's core when the node has CPUs no PE is bound to: the PE's thread may spin there
+   * without yielding (a GPU runtime's synchronize), and each request would wait for the scheduler's slice (7 ms per
+   * device put + quiet on the H200 before). */
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  if (P.cpus_ok && pthread_attr_setaffinity_np(&attr, sizeof P.cpus, &P.cpus)) P.cpus_ok = false;
+  int prc = pthread_create(&P.th, &attr, proxy_main, NULL);
+  if (prc && P.cpus_ok) { /* a set the kernel refuses (a cpuset cgroup changed since): where the PE is */
+    pthread_attr_destroy(&attr);
+    pthread_attr_init(&attr);
+    P.cpus_ok = false;
+    prc = pthread_create(&P.th, &attr, proxy_main, NULL);
+  }
+  pthread_attr_destroy(&attr);
+  if (prc) goto fail;
+  if (P.cpus_ok) SHOAL_DEBUG(SHOAL_SUB_GPU, "%s: device proxy on %d CPUs no PE is bound to", routine, CPU_COUNT(&P.cpus));
   P.running = true;
   __atomic_store_n(&shoal_proxy_on, true, __ATOMIC_RELEASE);
   SHOAL_DEBUG(SHOAL_SUB_GPU, "%s: device proxy started: queue of %llu entries at %p (descriptor in %s memory)", routine,
@@ -370,6 +388,10 @@ void shoal_proxy_init(const char *routine) {
 shoal_proxy_queue_t *shoal_proxy_queue(void) { return P.running ? P.q : NULL; }
 
 uint64_t shoal_proxy_served(void) { return __atomic_load_n(&P.served, __ATOMIC_RELAXED); }
+
+int shoal_proxy_affinity(cpu_set_t *set) {
+  return P.running ? pthread_getaffinity_np(P.th, sizeof *set, set) : -1;
+}
 
 uint64_t shoal_proxy_fences(void) { return __atomic_load_n(&P.fences, __ATOMIC_RELAXED); }
 

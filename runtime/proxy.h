@@ -17,6 +17,8 @@ shoal_status_t shoal_proxy_start(const char *routine);
 shoal_proxy_queue_t *shoal_proxy_queue(void);
 /* Requests served so far (tests). */
 uint64_t shoal_proxy_served(void);
+/* The thread's CPU affinity (tests: off the PE's core where shoal_topo_helper_cpus has CPUs); -1 when not running. */
+int shoal_proxy_affinity(cpu_set_t *set);
 /* Transport fences the proxy issued for FENCE requests so far (tests: a provider that delivers in order cannot show a
  * missing fence by the data alone). */
 uint64_t shoal_proxy_fences(void);

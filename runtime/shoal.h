@@ -8,6 +8,7 @@
 #define SHOAL_H
 
 #include <pthread.h>
+#include <sched.h> /* cpu_set_t (_GNU_SOURCE) */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdatomic.h>
@@ -384,5 +385,7 @@ extern int (*shoal_team_n_pes_hook)(shmem_team_t team);
 
 /* ---- topology in the runtime (init.c) ---- */
 int shoal_topo_gpu_busid(char *busid, size_t len); /* this PE's GPU bus id from the mapping, or "" */
+/* CPUs for this PE's helper threads, off every PE's core (topo.h shoal_topo_spare_cpus); -1: none to choose. */
+int shoal_topo_helper_cpus(cpu_set_t *set);
 
 #endif

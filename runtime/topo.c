@@ -248,6 +248,43 @@ out:
     return rc;
 }
 
+hwloc_bitmap_t shoal_topo_spare_cpus(hwloc_topology_t t, int local_size, shoal_bind_t bind, int numa)
+{
+    hwloc_bitmap_t used, spare, near;
+
+    if (!t || local_size < 1)
+        return NULL;
+    spare = hwloc_bitmap_alloc();
+    used = hwloc_bitmap_alloc();
+    if (!spare || !used) {
+        hwloc_bitmap_free(spare);
+        hwloc_bitmap_free(used);
+        return NULL;
+    }
+    if (bind == SHOAL_BIND_NONE) { /* nobody is bound: no set is better than the one threads inherit */
+        hwloc_bitmap_free(used);
+        return spare;
+    }
+    for (int r = 0; r < local_size; r++) {
+        shoal_topo_map_t m;
+        if (shoal_topo_map_pe(t, r, local_size, bind, &m) == SHOAL_OK) {
+            hwloc_bitmap_or(used, used, m.cpuset);
+            hwloc_bitmap_free(m.cpuset);
+        }
+    }
+    hwloc_bitmap_andnot(spare, hwloc_topology_get_allowed_cpuset(t), used);
+    hwloc_bitmap_free(used);
+    /* the ones of the PE's NUMA node (its GPU's) when it has any */
+    near = hwloc_bitmap_alloc();
+    if (near && numa >= 0) {
+        hwloc_bitmap_and(near, spare, topo_numa_cpuset(t, numa));
+        if (!hwloc_bitmap_iszero(near))
+            hwloc_bitmap_copy(spare, near);
+    }
+    hwloc_bitmap_free(near);
+    return spare;
+}
+
 int shoal_topo_parse_bind(const char *s, shoal_bind_t *out)
 {
     static const struct { const char *name; shoal_bind_t bind; } names[] = {

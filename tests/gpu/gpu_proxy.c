@@ -119,6 +119,18 @@ int main(int argc, char **argv) {
   CHECK(!far || st.proxy_queue == (void *)shoal_proxy_queue(), "the device state's queue %p, the proxy's %p",
         st.proxy_queue, (void *)shoal_proxy_queue());
   CHECK(shoal_proxy_start("gpu_proxy") == SHOAL_OK && (Q = shoal_proxy_queue()) != NULL, "proxy start");
+  /* The thread runs off the PE's core where the node has CPUs no PE is bound to (the PE's thread may spin there, a
+   * GPU runtime's synchronize, and each request would wait for a time slice): its set is the helpers' set. */
+  cpu_set_t want, got, mine;
+  if (!shoal_topo_helper_cpus(&want)) {
+    CHECK(shoal_proxy_affinity(&got) == 0 && CPU_EQUAL(&got, &want), "the proxy is not on the helper CPUs (%d CPUs)",
+          CPU_COUNT(&got));
+    CPU_ZERO(&mine);
+    sched_getaffinity(0, sizeof mine, &mine);
+    cpu_set_t both;
+    CPU_AND(&both, &got, &mine);
+    CHECK(CPU_COUNT(&both) == 0, "the proxy shares %d CPUs with its PE's thread", CPU_COUNT(&both));
+  }
   ctr = sym_alloc(64);
   ctr_nf = ctr + 1;
   if (!strncmp(mode, "bad_", 4)) bad(mode);

@@ -401,6 +401,32 @@ START_TEST(test_bind_self)
 }
 END_TEST
 
+/* Helper threads' CPUs: the cores no PE of the node is bound to, the PE's NUMA node's first. */
+START_TEST(test_spare_cpus)
+{
+    hwloc_topology_t t = load(NO_GPU_2NUMA); /* 2 nodes x 2 cores x 2 PUs: PUs 0-3 node 0, 4-7 node 1 */
+    hwloc_bitmap_t s = shoal_topo_spare_cpus(t, 1, SHOAL_BIND_CORE, 0);
+    shoal_topo_map_t m = map(t, 0, 1, SHOAL_BIND_CORE);
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert(!hwloc_bitmap_intersects(s, m.cpuset));       /* never the PE's own core */
+    ck_assert_str_eq(list(s), "2-3");                         /* node 0's other core */
+    hwloc_bitmap_free(s);
+    s = shoal_topo_spare_cpus(t, 1, SHOAL_BIND_CORE, 1);      /* node 1 asked: its cores */
+    ck_assert_str_eq(list(s), "4-7");
+    hwloc_bitmap_free(s);
+    s = shoal_topo_spare_cpus(t, 4, SHOAL_BIND_CORE, 0);      /* 4 PEs take all 4 cores: none */
+    ck_assert(hwloc_bitmap_iszero(s));
+    hwloc_bitmap_free(s);
+    s = shoal_topo_spare_cpus(t, 2, SHOAL_BIND_NONE, 0);      /* unbound: nothing to choose */
+    ck_assert(hwloc_bitmap_iszero(s));
+    hwloc_bitmap_free(s);
+    ck_assert_ptr_null(shoal_topo_spare_cpus(t, 0, SHOAL_BIND_CORE, 0));
+    hwloc_bitmap_free(m.cpuset);
+    hwloc_topology_destroy(t);
+}
+END_TEST
+
 static Suite *topo_suite(void)
 {
     Suite *s = suite_create("topo");
@@ -423,6 +449,7 @@ static Suite *topo_suite(void)
     tcase_add_test(tc, test_format);
     tcase_add_test(tc, test_load);
     tcase_add_test(tc, test_bind_self);
+    tcase_add_test(tc, test_spare_cpus);
     suite_add_tcase(s, tc);
     return s;
 }
