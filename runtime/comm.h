@@ -99,6 +99,9 @@ typedef struct shoal_tl_ops {
    * size or provider); nothing was sent, the caller puts and signals. */
   shoal_status_t (*put_signal)(int space, int pe, size_t off, const void *src, size_t n, int fspace, size_t foff,
                                uint64_t v);
+  /* Optional (NULL: no thread of its own): move the transport's helper threads (ofi's progress thread) onto cpus, the
+   * CPUs no PE of the node is bound to (the device proxy's, runtime/proxy.c); *moved: how many threads went. */
+  shoal_status_t (*helpers_to)(const cpu_set_t *cpus, int *moved);
 } shoal_tl_ops_t;
 
 /* The transports, in the order comm.c asks them (runtime/transport/<name>/): shm first (this node's PEs, also

@@ -12,6 +12,7 @@
 #include "proxy.h"
 #include "heap_gpu.h"
 #include "xlate.h"
+#include "comm.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@ static struct {
   int dirty;
   cpu_set_t cpus; /* the thread's CPUs (shoal_topo_helper_cpus), read at start on the PE's thread */
   bool cpus_ok;
+  int moved;      /* transport threads moved onto cpus too */
 } P = {.dev = -1};
 
 #define DRAIN_VISIBLE UINT64_MAX
@@ -362,7 +364,14 @@ shoal_status_t shoal_proxy_start(const char *routine) {
   }
   pthread_attr_destroy(&attr);
   if (prc) goto fail;
-  if (P.cpus_ok) SHOAL_DEBUG(SHOAL_SUB_GPU, "%s: device proxy on %d CPUs no PE is bound to", routine, CPU_COUNT(&P.cpus));
+  if (P.cpus_ok) {
+    /* the transport's thread too: it answers far PEs' requests on this PE's GPU while the PE's thread may spin */
+    int moved = 0;
+    if (shoal_g.tl && shoal_g.tl->helpers_to && shoal_g.tl->helpers_to(&P.cpus, &moved)) moved = 0;
+    P.moved = moved;
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "%s: device proxy (and %d transport thread%s) on %d CPUs no PE is bound to", routine,
+                moved, moved == 1 ? "" : "s", CPU_COUNT(&P.cpus));
+  }
   P.running = true;
   __atomic_store_n(&shoal_proxy_on, true, __ATOMIC_RELEASE);
   SHOAL_DEBUG(SHOAL_SUB_GPU, "%s: device proxy started: queue of %llu entries at %p (descriptor in %s memory)", routine,
@@ -392,6 +401,8 @@ uint64_t shoal_proxy_served(void) { return __atomic_load_n(&P.served, __ATOMIC_R
 int shoal_proxy_affinity(cpu_set_t *set) {
   return P.running ? pthread_getaffinity_np(P.th, sizeof *set, set) : -1;
 }
+
+int shoal_proxy_helpers_moved(void) { return P.running ? P.moved : 0; }
 
 uint64_t shoal_proxy_fences(void) { return __atomic_load_n(&P.fences, __ATOMIC_RELAXED); }
 

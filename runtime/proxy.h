@@ -19,6 +19,8 @@ shoal_proxy_queue_t *shoal_proxy_queue(void);
 uint64_t shoal_proxy_served(void);
 /* The thread's CPU affinity (tests: off the PE's core where shoal_topo_helper_cpus has CPUs); -1 when not running. */
 int shoal_proxy_affinity(cpu_set_t *set);
+/* The transport threads moved onto the proxy's CPUs with it (comm.h helpers_to: ofi's progress thread), for tests. */
+int shoal_proxy_helpers_moved(void);
 /* Transport fences the proxy issued for FENCE requests so far (tests: a provider that delivers in order cannot show a
  * missing fence by the data alone). */
 uint64_t shoal_proxy_fences(void);

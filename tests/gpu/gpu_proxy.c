@@ -130,6 +130,10 @@ int main(int argc, char **argv) {
     cpu_set_t both;
     CPU_AND(&both, &got, &mine);
     CHECK(CPU_COUNT(&both) == 0, "the proxy shares %d CPUs with its PE's thread", CPU_COUNT(&both));
+    /* over ofi (net: manual progress) the transport's progress thread answers far PEs' requests: it moves too */
+    const char *tl = getenv("SHOAL_TRANSPORT");
+    CHECK(!(tl && !strcmp(tl, "ofi")) || shoal_proxy_helpers_moved() == 1, "%d transport threads moved with the proxy",
+          shoal_proxy_helpers_moved());
   }
   ctr = sym_alloc(64);
   ctr_nf = ctr + 1;

@@ -570,10 +570,24 @@ static bool ofi_can_reach(int pe) {
   return true;
 }
 
+/* The progress thread onto cpus (comm.h helpers_to): off the PE's core in GPU jobs, where the PE's thread may spin in
+ * a device synchronize while the thread must answer far PEs' staged copies and device AMOs. */
+shoal_status_t shoal_ofi_helpers_to(const cpu_set_t *cpus, int *moved) {
+  *moved = 0;
+  if (!shoal_ofi.thread_on) return SHOAL_OK;
+  int e = pthread_setaffinity_np(shoal_ofi.thread, sizeof *cpus, cpus);
+  if (e) {
+    shoal_warn("pthread_setaffinity_np (the ofi progress thread): %s", strerror(e));
+    return SHOAL_ERR;
+  }
+  *moved = 1;
+  return SHOAL_OK;
+}
+
 const shoal_tl_ops_t shoal_tl_ofi_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "ofi", .can_reach = ofi_can_reach, .init = tl_init, .reg = tl_reg,
   .put = shoal_ofi_put, .get = shoal_ofi_get, .amo = shoal_ofi_amo, .signal = shoal_ofi_signal,
-  .put_signal = shoal_ofi_put_signal,
+  .put_signal = shoal_ofi_put_signal, .helpers_to = shoal_ofi_helpers_to,
   .quiet = shoal_ofi_quiet, .fence = shoal_ofi_fence, .progress = shoal_ofi_progress, .fini = tl_fini,
   .ctx_create = shoal_ofi_ctx_create, .ctx_destroy = shoal_ofi_ctx_destroy, .dev_put = shoal_ofi_dev_put,
   .dev_get = shoal_ofi_dev_get, .dev_amo = shoal_ofi_dev_amo,

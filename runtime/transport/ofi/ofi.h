@@ -341,6 +341,7 @@ typedef struct {
 } shoal_ofi_fb_pending_t;
 /* Send a request that will be answered (not a fire-and-forget AMO) without waiting; shoal_ofi_fb_finish waits for
  * its answer (resends and timeouts as shoal_ofi_fb_request's) and must follow, once, on every success. */
+shoal_status_t shoal_ofi_helpers_to(const cpu_set_t *cpus, int *moved);
 shoal_status_t shoal_ofi_fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
                                   uint64_t c, shoal_ofi_fb_pending_t *p);
 shoal_status_t shoal_ofi_fb_finish(shoal_ofi_fb_pending_t *p, void *fetch);
