@@ -143,9 +143,9 @@ done
 fi # near
 # 3b. every PE its own node (issue 31): device heaps of other nodes through the ofi transport (staged host RMA and
 # AMOs), the device API's far PEs through the proxy, GPU collectives host-driven; libfabric's net provider on lo.
-# GPU_TESTS_FAR=0 skips it.
+# GPU_TESTS_FAR=0 skips it; GPU_TESTS_FAR_PES: its PE counts (default 2 3 4).
 if [ "${GPU_TESTS_FAR:-1}" != 0 ]; then
-  for n in 2 3 4; do
+  for n in ${GPU_TESTS_FAR_PES:-2 3 4}; do
     for t in gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bcast gpu_host_amo; do
       run $t-far pass SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo -- "$n" "$T/$t"
     done
