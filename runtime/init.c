@@ -234,9 +234,10 @@ static void topo_load(void) {
       shoal_topo_format_map(t, shoal_g.me, &m, line, sizeof line);
       SHOAL_DEBUG(SHOAL_SUB_TOPO, "%s", line);
     }
-    hwloc_bitmap_t spare = shoal_topo_spare_cpus(t, shoal_g.boot.local_size, b, m.numa), cur = hwloc_bitmap_alloc();
     /* never this PE's own CPUs, whatever bound it (SHOAL_NODE_PES splits a machine the launcher bound as one) */
-    if (spare && cur && !hwloc_get_cpubind(t, cur, HWLOC_CPUBIND_PROCESS)) hwloc_bitmap_andnot(spare, spare, cur);
+    hwloc_bitmap_t cur = hwloc_bitmap_alloc();
+    if (cur && hwloc_get_cpubind(t, cur, HWLOC_CPUBIND_PROCESS)) hwloc_bitmap_zero(cur);
+    hwloc_bitmap_t spare = shoal_topo_spare_cpus(t, shoal_g.boot.local_size, b, m.numa, cur);
     hwloc_bitmap_free(cur);
     CPU_ZERO(&helper_cpus);
     helper_cpus_ok = spare && !hwloc_bitmap_iszero(spare) &&

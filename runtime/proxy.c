@@ -35,9 +35,9 @@ static struct {
   int stop;                  /* set by shoal_proxy_fini (atomic) */
   uint64_t served;           /* atomic: requests served */
   uint64_t fences;           /* atomic: transport fences issued for FENCE requests (tests) */
-  /* Drains (shoal_proxy_drain): a host thread sets drain_to, then bumps drain_req; the thread, once it has served up
-   * to drain_to (DRAIN_VISIBLE: until no posted request is left at head), quiets its context if it served anything
-   * since the last quiet (dirty) and sets drain_done = drain_req. All atomic. */
+  /* Drains (shoal_proxy_drain): a host thread sets drain_to (a ticket), then bumps drain_req; the thread, once it has
+   * served every ticket below drain_to, quiets its context if it served anything since the last quiet (dirty) and
+   * sets drain_done = drain_req. All atomic. */
   uint64_t drain_to, drain_req, drain_done;
   int dirty;
   cpu_set_t cpus; /* the thread's CPUs (shoal_topo_helper_cpus), read at start on the PE's thread */
@@ -45,7 +45,6 @@ static struct {
   int moved;      /* transport threads moved onto cpus too */
 } P = {.dev = -1};
 
-#define DRAIN_VISIBLE UINT64_MAX
 
 bool shoal_proxy_on; /* proxy.h: the thread runs (shmem_quiet's one branch) */
 
@@ -255,8 +254,8 @@ static void *proxy_main(void *arg) {
     const uint64_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
     const uint64_t req = __atomic_load_n(&P.drain_req, __ATOMIC_ACQUIRE);
     if (req != drained) {
-      const uint64_t to = __atomic_load_n(&P.drain_to, __ATOMIC_RELAXED);
-      if (to == DRAIN_VISIBLE ? seq != 4 * h + 1 : h >= to) {
+      const uint64_t to = __atomic_load_n(&P.drain_to, __ATOMIC_RELAXED); /* stored before req: visible */
+      if (h >= to) {
         if (__atomic_load_n(&P.dirty, __ATOMIC_RELAXED)) {
           shmem_ctx_quiet(ctx);
           __atomic_store_n(&P.dirty, 0, __ATOMIC_RELEASE); /* after: a drain that sees 0 finds nothing to complete */
@@ -291,6 +290,8 @@ static void *proxy_main(void *arg) {
   }
   shmem_ctx_quiet(ctx);
   if (ctx != SHMEM_CTX_DEFAULT) shmem_ctx_destroy(ctx);
+  /* a drain still waiting (a quiet racing shmem_finalize): everything is served and quiet now */
+  __atomic_store_n(&P.drain_done, __atomic_load_n(&P.drain_req, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
   return NULL;
 }
 
@@ -409,19 +410,30 @@ uint64_t shoal_proxy_fences(void) { return __atomic_load_n(&P.fences, __ATOMIC_R
 void shoal_proxy_drain(const char *routine, bool exact) {
   static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   if (!P.running || pthread_equal(pthread_self(), P.th)) return; /* the thread's own quiet (a shared context) */
-  if (!exact) { /* the common case, nothing since the last quiet and nothing posted: two loads */
+  if (!exact) {
+    /* The common case, nothing posted at head and nothing served since the last quiet: three loads, in this order.
+     * head's acquire shows every request served before it, with its dirty; seq's acquire shows ticket head served
+     * (and its dirty) if the thread got that far since. */
     const uint64_t h = __atomic_load_n(&P.head, __ATOMIC_ACQUIRE);
-    if (!__atomic_load_n(&P.dirty, __ATOMIC_ACQUIRE) &&
-        __atomic_load_n(&P.ring[h & (P.entries - 1)].seq, __ATOMIC_ACQUIRE) != 4 * h + 1)
-      return;
+    const uint64_t seq = __atomic_load_n(&P.ring[h & (P.entries - 1)].seq, __ATOMIC_ACQUIRE);
+    if (seq != 4 * h + 1 && !__atomic_load_n(&P.dirty, __ATOMIC_ACQUIRE)) return;
   }
   pthread_mutex_lock(&mu);
-  uint64_t to = DRAIN_VISIBLE;
-  if (exact && P.q_dev) { /* the ticket counter lives in GPU memory */
+  uint64_t to;
+  if (!exact) {
+    /* What is posted now: from head, past the slots of this round that are posted (4t + 1) or already served (4t + 2,
+     * 4(t + entries): the thread stores a slot's state before it moves head), up to the first not posted yet; a
+     * ring's worth at most. */
+    const uint64_t h = __atomic_load_n(&P.head, __ATOMIC_ACQUIRE);
+    for (to = h; to - h < P.entries; to++) {
+      const uint64_t q = __atomic_load_n(&P.ring[to & (P.entries - 1)].seq, __ATOMIC_ACQUIRE);
+      if (q != 4 * to + 1 && q != 4 * to + 2 && q != 4 * (to + P.entries)) break;
+    }
+  } else if (P.q_dev) { /* the ticket counter lives in GPU memory */
     if (shoal_gpu_ops.memcpy(&to, &((shoal_proxy_queue_t *)P.q_mem)->tail, sizeof to, P.stream) ||
         shoal_gpu_ops.stream_sync(P.stream))
       shoal_fatal(routine, "cannot read the device proxy's ticket counter");
-  } else if (exact) {
+  } else {
     to = __atomic_load_n(&((shoal_proxy_queue_t *)P.q_mem)->tail, __ATOMIC_ACQUIRE);
   }
   __atomic_store_n(&P.drain_to, to, __ATOMIC_RELAXED);

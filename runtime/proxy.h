@@ -26,9 +26,9 @@ int shoal_proxy_helpers_moved(void);
 uint64_t shoal_proxy_fences(void);
 /* Complete the device-initiated operations posted so far: the thread serves them and quiets its context, and this
  * returns after. exact: every ticket taken so far (the counter read from GPU memory: the on-stream quiet and barrier,
- * after their stream's kernels finished); else those posted and visible now (shmem_quiet: two loads when nothing is
- * pending). No-op when the proxy does not run, or on its own thread. Fatal (one line naming routine) when the counter
- * cannot be read. */
+ * after their stream's kernels finished); else those posted and visible now, in ticket order from the head
+ * (shmem_quiet: three loads when nothing is pending; a kernel that keeps posting does not hold it longer). No-op when
+ * the proxy does not run, or on its own thread. Fatal (one line naming routine) when the counter cannot be read. */
 void shoal_proxy_drain(const char *routine, bool exact);
 /* True while the thread runs: shmem_quiet drains the proxy then (device-initiated operations are this PE's too). */
 extern bool shoal_proxy_on;

@@ -248,7 +248,8 @@ out:
     return rc;
 }
 
-hwloc_bitmap_t shoal_topo_spare_cpus(hwloc_topology_t t, int local_size, shoal_bind_t bind, int numa)
+hwloc_bitmap_t shoal_topo_spare_cpus(hwloc_topology_t t, int local_size, shoal_bind_t bind, int numa,
+                                     hwloc_const_bitmap_t exclude)
 {
     hwloc_bitmap_t used, spare, near;
 
@@ -273,6 +274,8 @@ hwloc_bitmap_t shoal_topo_spare_cpus(hwloc_topology_t t, int local_size, shoal_b
         }
     }
     hwloc_bitmap_andnot(spare, hwloc_topology_get_allowed_cpuset(t), used);
+    if (exclude)
+        hwloc_bitmap_andnot(spare, spare, exclude);
     hwloc_bitmap_free(used);
     /* the ones of the PE's NUMA node (its GPU's) when it has any */
     near = hwloc_bitmap_alloc();

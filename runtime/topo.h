@@ -65,12 +65,13 @@ int shoal_topo_map_pe(hwloc_topology_t t, int local_rank, int local_size, shoal_
 int shoal_topo_parse_bind(const char *s, shoal_bind_t *out);
 
 /* The CPUs for a PE's helper threads (the device proxy, runtime/proxy.c): the topology's allowed CPUs that none of the
- * node's local_size PEs is bound to under bind (shoal_topo_map_pe of each local rank), narrowed to NUMA node numa's
- * when that leaves any. Empty with SHOAL_BIND_NONE (threads keep what they inherit) or when the PEs take every CPU.
+ * node's local_size PEs is bound to under bind (shoal_topo_map_pe of each local rank) and not in exclude (NULL: none;
+ * the PE's actual binding), narrowed to NUMA node numa's when that leaves any. Empty with SHOAL_BIND_NONE (threads keep what they inherit) or when the PEs take every CPU.
  * A helper on its PE's core shares it with the PE's thread, which may spin without yielding (a GPU runtime's
  * synchronize): each request then waits for the scheduler's time slice, milliseconds. Caller frees; NULL: no memory
  * or bad arguments. */
-hwloc_bitmap_t shoal_topo_spare_cpus(hwloc_topology_t t, int local_size, shoal_bind_t bind, int numa);
+hwloc_bitmap_t shoal_topo_spare_cpus(hwloc_topology_t t, int local_size, shoal_bind_t bind, int numa,
+                                     hwloc_const_bitmap_t exclude);
 
 /* Bind the calling process (all its threads) to map->cpuset; a no-op for SHOAL_BIND_NONE. Errors: SHOAL_ERR_INVAL
  * (bad args, or t is an XML/synthetic topology, not this machine: hwloc would silently not bind), SHOAL_ERR (the OS

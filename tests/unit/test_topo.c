@@ -405,23 +405,30 @@ END_TEST
 START_TEST(test_spare_cpus)
 {
     hwloc_topology_t t = load(NO_GPU_2NUMA); /* 2 nodes x 2 cores x 2 PUs: PUs 0-3 node 0, 4-7 node 1 */
-    hwloc_bitmap_t s = shoal_topo_spare_cpus(t, 1, SHOAL_BIND_CORE, 0);
+    hwloc_bitmap_t s = shoal_topo_spare_cpus(t, 1, SHOAL_BIND_CORE, 0, NULL);
     shoal_topo_map_t m = map(t, 0, 1, SHOAL_BIND_CORE);
 
     ck_assert_ptr_nonnull(s);
     ck_assert(!hwloc_bitmap_intersects(s, m.cpuset));       /* never the PE's own core */
     ck_assert_str_eq(list(s), "2-3");                         /* node 0's other core */
     hwloc_bitmap_free(s);
-    s = shoal_topo_spare_cpus(t, 1, SHOAL_BIND_CORE, 1);      /* node 1 asked: its cores */
+    s = shoal_topo_spare_cpus(t, 1, SHOAL_BIND_CORE, 1, NULL);      /* node 1 asked: its cores */
     ck_assert_str_eq(list(s), "4-7");
     hwloc_bitmap_free(s);
-    s = shoal_topo_spare_cpus(t, 4, SHOAL_BIND_CORE, 0);      /* 4 PEs take all 4 cores: none */
+    s = shoal_topo_spare_cpus(t, 4, SHOAL_BIND_CORE, 0, NULL);      /* 4 PEs take all 4 cores: none */
     ck_assert(hwloc_bitmap_iszero(s));
     hwloc_bitmap_free(s);
-    s = shoal_topo_spare_cpus(t, 2, SHOAL_BIND_NONE, 0);      /* unbound: nothing to choose */
+    s = shoal_topo_spare_cpus(t, 2, SHOAL_BIND_NONE, 0, NULL);      /* unbound: nothing to choose */
     ck_assert(hwloc_bitmap_iszero(s));
     hwloc_bitmap_free(s);
-    ck_assert_ptr_null(shoal_topo_spare_cpus(t, 0, SHOAL_BIND_CORE, 0));
+    ck_assert_ptr_null(shoal_topo_spare_cpus(t, 0, SHOAL_BIND_CORE, 0, NULL));
+    /* excluded CPUs go before the NUMA choice: node 0's spare core excluded leaves node 1's */
+    hwloc_bitmap_t ex = hwloc_bitmap_alloc();
+    hwloc_bitmap_set_range(ex, 2, 3);
+    s = shoal_topo_spare_cpus(t, 1, SHOAL_BIND_CORE, 0, ex);
+    ck_assert_str_eq(list(s), "4-7");
+    hwloc_bitmap_free(s);
+    hwloc_bitmap_free(ex);
     hwloc_bitmap_free(m.cpuset);
     hwloc_topology_destroy(t);
 }
