@@ -116,6 +116,7 @@ def main():
     ap.add_argument('--ops', default='fcollect,alltoall')
     args = ap.parse_args()
     os.environ.setdefault('NCCL_NVLS_ENABLE', '0')
+    os.environ.setdefault('GLOO_SOCKET_IFNAME', 'lo')  # gloo's TCP stays on loopback (never eth0)
     if args.factor <= 1 or args.min < 16:
         ap.error('--factor must be > 1 and --min at least 16 bytes')
     if any(o not in ('fcollect', 'alltoall', 'allreduce') for o in args.ops.split(',')):

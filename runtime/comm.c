@@ -126,7 +126,16 @@ static __attribute__((cold, noinline)) void dev_rma(const char *routine, void *e
  * time, with blocking transfers (complete on return, the nbi forms too, as the staged device-heap path). One bounce
  * per process, under a lock: only jobs with a GPU come here. NVSHMEM's host RMA takes GPU buffers; so does this. */
 #define BOUNCE ((size_t)1 << 20)
-static bool gpu_local(const void *p) { return shoal_gpu_heap_ready() && shoal_gpu_local_device(p); }
+/* A symmetric space's own buffer answers from its flag; only other addresses cost the backend's query (on CUDA a
+ * driver call, cudaPointerGetAttributes). */
+static bool gpu_local(const void *p) {
+  if (SHOAL_LIKELY(!shoal_gpu_heap_ready())) return false;
+  for (int i = 0; i < shoal_g.nspaces; i++) {
+    const shoal_space_t *s = &shoal_g.space[i];
+    if ((uintptr_t)p - s->base < s->size) return s->device;
+  }
+  return shoal_gpu_local_device(p);
+}
 
 static __attribute__((cold, noinline)) void staged_rma(const char *routine, void *ep, int pe, const shoal_space_t *s,
                                                        size_t off, void *buf, size_t n, bool put) {

@@ -102,8 +102,11 @@ static shoal_status_t f_memcpy(void *d, const void *s, size_t n, void *st) {
   __atomic_fetch_add(&mem_copies, 1, __ATOMIC_RELAXED);
   return memcpy(d, s, n), SHOAL_OK;
 }
-/* "GPU memory": inside any allocation or mapping of this backend. */
+/* "GPU memory": inside any allocation or mapping of this backend. Counted: a host RMA on a symmetric buffer must not
+ * ask (on CUDA it is a driver call per put). */
+static int ptr_queries;
 static shoal_status_t f_ptr_device(const void *p, int *on) {
+  __atomic_fetch_add(&ptr_queries, 1, __ATOMIC_RELAXED);
   *on = 0;
   for (int i = 0; i < MAXMAP; i++)
     if (maps[i].p && (uintptr_t)p - (uintptr_t)maps[i].p < maps[i].n) *on = 1;

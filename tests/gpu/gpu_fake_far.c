@@ -286,6 +286,20 @@ int main(int argc, char **argv) {
     shmem_signal_wait_until(hflag, SHMEM_CMP_EQ, 9);
     CHECK(bad_at(hh, 4099, prev, 92) == 4099, "putmem_signal from GPU memory to a far host heap");
     shmem_barrier_all();
+    /* Symmetric host buffers (heap, static data) are known host memory: no backend query per operation. */
+    {
+      static uint64_t sword;
+      unsigned char *hh2 = shmem_malloc(64);
+      const int q0 = __atomic_load_n(&ptr_queries, __ATOMIC_RELAXED);
+      shmem_putmem(hh2, hh, 64, next);
+      shmem_getmem(hh, hh2, 64, next);
+      shmem_uint64_put(&sword, (uint64_t *)hh, 1, next);
+      shmem_uint64_get((uint64_t *)hh, &sword, 1, next);
+      const int q = __atomic_load_n(&ptr_queries, __ATOMIC_RELAXED) - q0;
+      CHECK(q == 0, "RMA between symmetric host buffers asked the backend %d times whether they are GPU memory", q);
+      shmem_barrier_all();
+      shmem_free(hh2);
+    }
     shmem_free(hflag);
     shmem_free(hh);
   }
