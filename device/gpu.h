@@ -76,7 +76,11 @@ typedef enum {
   X(host_free, (void *host))                                                                                           \
   /* *on_device = 1 when p is GPU memory the CPU cannot load from (cudaMalloc'd, not managed or pinned host): what a \
    * transport without FI_HMEM must stage (runtime/comm.c); 0 for host memory of any kind, and unknown pointers. */  \
-  X(ptr_device, (const void *p, int *on_device))
+  X(ptr_device, (const void *p, int *on_device))                                                                      \
+  /* Page-lock n bytes of host memory at p (page aligned) for the GPU's DMA, every device (portable): the transport's \
+   * staging region, whose copies to and from the device heap are otherwise the runtime's pageable path. */          \
+  X(host_register, (void *p, size_t n))                                                                                \
+  X(host_unregister, (void *p))
 
 #define SHOAL_GPU_OPS_FIELD(name, params) shoal_status_t(*name) params;
 typedef struct shoal_gpu_ops {

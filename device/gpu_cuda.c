@@ -321,6 +321,16 @@ static shoal_status_t cuda_host_free(void *host) {
   return SHOAL_OK;
 }
 
+static shoal_status_t cuda_host_register(void *p, size_t n) {
+  CU(cudaHostRegister(p, n, cudaHostRegisterPortable));
+  return SHOAL_OK;
+}
+
+static shoal_status_t cuda_host_unregister(void *p) {
+  CU(cudaHostUnregister(p));
+  return SHOAL_OK;
+}
+
 static shoal_status_t cuda_ptr_device(const void *p, int *on_device) {
   struct cudaPointerAttributes a;
   cudaError_t e = cudaPointerGetAttributes(&a, p);
@@ -398,6 +408,8 @@ const shoal_gpu_ops_t shoal_gpu_cuda_ops = {
   .host_alloc = cuda_host_alloc,
   .host_free = cuda_host_free,
   .ptr_device = cuda_ptr_device,
+  .host_register = cuda_host_register,
+  .host_unregister = cuda_host_unregister,
   .occupancy = cuda_occupancy,
   .launch = cuda_launch,
 #if SHOAL_HAVE_CUDA_KERNELS

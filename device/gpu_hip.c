@@ -21,7 +21,8 @@
   X(hipMemsetAsync) X(hipStreamCreateWithFlags) X(hipStreamDestroy) X(hipStreamSynchronize) X(hipEventCreate)        \
   X(hipEventDestroy) X(hipEventRecord) X(hipEventSynchronize) X(hipEventElapsedTime) X(hipDeviceSynchronize)         \
   X(hipOccupancyMaxActiveBlocksPerMultiprocessor) X(hipLaunchKernel) X(hipGetErrorString) X(hipGetErrorName)         \
-  X(hipGetLastError) X(hipHostMalloc) X(hipHostFree) X(hipHostGetDevicePointer) X(hipPointerGetAttributes)
+  X(hipGetLastError) X(hipHostMalloc) X(hipHostFree) X(hipHostGetDevicePointer) X(hipPointerGetAttributes)  \
+  X(hipHostRegister) X(hipHostUnregister)
 #define SHOAL_HIP_PTR(f) static __typeof__(f) *p_##f;
 SHOAL_HIP_FUNCS(SHOAL_HIP_PTR)
 #undef SHOAL_HIP_PTR
@@ -249,6 +250,16 @@ static shoal_status_t hip_host_free(void *host) {
 /* By the pointers, not the memory type: hipMemoryType's values changed in ROCm 6 (its member was renamed too, at the
  * same place). Device memory has a device pointer and no host one; pinned host memory has both; an unknown pointer
  * is an error (ROCm 5) or has neither. */
+static shoal_status_t hip_host_register(void *p, size_t n) {
+  HIP(hipHostRegister, p, n, hipHostRegisterPortable);
+  return SHOAL_OK;
+}
+
+static shoal_status_t hip_host_unregister(void *p) {
+  HIP(hipHostUnregister, p);
+  return SHOAL_OK;
+}
+
 static shoal_status_t hip_ptr_device(const void *p, int *on_device) {
   hipPointerAttribute_t a;
   memset(&a, 0, sizeof a);
@@ -323,6 +334,8 @@ const shoal_gpu_ops_t shoal_gpu_hip_ops = {
   .host_alloc = hip_host_alloc,
   .host_free = hip_host_free,
   .ptr_device = hip_ptr_device,
+  .host_register = hip_host_register,
+  .host_unregister = hip_host_unregister,
   .occupancy = hip_occupancy,
   .launch = hip_launch,
   .kernels_setup = hip_kernels_setup,

@@ -102,6 +102,9 @@ typedef struct shoal_tl_ops {
   /* Optional (NULL: no thread of its own): move the transport's helper threads (ofi's progress thread) onto cpus, the
    * CPUs no PE of the node is bound to (the device proxy's, runtime/proxy.c); *moved: how many threads went. */
   shoal_status_t (*helpers_to)(const cpu_set_t *cpus, int *moved);
+  /* Optional (NULL: none): the host memory the transport stages device-heap bytes through (ofi's staging region,
+   * page aligned), which the device heap's set-up page-locks for the GPU's DMA copies (heap_gpu.c). */
+  shoal_status_t (*stage_region)(void **base, size_t *len);
 } shoal_tl_ops_t;
 
 /* The transports, in the order comm.c asks them (runtime/transport/<name>/): shm first (this node's PEs, also

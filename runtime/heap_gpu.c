@@ -41,6 +41,7 @@ static struct {
   shoal_alloc_t alloc;   /* user heap, offsets from user_base */
   char *user_base;
   void *stream;          /* the runtime's own non-blocking stream */
+  void *pinned;          /* the transport's staging region, page-locked here (stage_pin); NULL: none */
   pthread_mutex_t lock;  /* AMO scratch */
   shmemx_device_state_t st;
   char busid[16];        /* this PE's GPU, for the debug line of shoal_gpu_announce */
@@ -250,6 +251,7 @@ static shoal_status_t state_setup(const gpu_hello_t *all) {
 }
 
 static void units_check(const char *routine);
+static void stage_pin(void);
 
 shoal_status_t shoal_gpu_init(void) {
   int n = shoal_g.npes, me = shoal_g.me;
@@ -354,7 +356,24 @@ shoal_status_t shoal_gpu_init(void) {
   if (shoal_g.nspaces <= SHOAL_SPACE_DEVICE) shoal_g.nspaces = SHOAL_SPACE_DEVICE + 1;
   G.ready = true;
   memcpy(G.busid, mine.busid, sizeof G.busid);
+  stage_pin();
   return SHOAL_OK;
+}
+
+/* With PEs of other nodes, their staged puts and gets copy between the transport's staging region and this heap
+ * (shoal_comm_dev_copy), and this PE's own staged calls copy from and to its slot there: page-locked, those copies
+ * are the GPU's DMA instead of the runtime's pageable path through a driver buffer. At most STAGE_TOTAL (16 MiB) or
+ * 16 KiB per PE; done here, on the PE's thread before any kernel runs (never from the progress thread, while a
+ * kernel may spin). Where it fails the copies stay pageable: slower, still right. */
+static void stage_pin(void) {
+  void *b = NULL;
+  size_t n = 0;
+  const shoal_tl_ops_t *t = shoal_g.tl;
+  if (!G.any_far || !t || !t->stage_region || t->stage_region(&b, &n)) return;
+  shoal_status_t rc = shoal_gpu_ops.host_register(b, n);
+  if (rc == SHOAL_OK) G.pinned = b;
+  SHOAL_DEBUG(SHOAL_SUB_GPU, "the %s transport's staging region (%zu bytes) %s", t->name, n,
+              rc == SHOAL_OK ? "page-locked for the GPU" : "stays pageable (page-locking failed)");
 }
 
 void shoal_gpu_announce(const char *routine) {
@@ -373,6 +392,8 @@ void shoal_gpu_fini(void) {
   if (!G.ready) return;
   shoal_gpu_ops.device_sync(); /* no kernel of this process still uses a heap */
   for (int p = 0; p < shoal_g.npes; p++) peer_close(p);
+  if (G.pinned) shoal_gpu_ops.host_unregister(G.pinned); /* the transport unmaps the region later */
+  G.pinned = NULL;
   shoal_boot_barrier(&shoal_g.boot); /* every mapping of our heap is gone before it is freed */
   local_release();
   shoal_alloc_fini(&G.alloc);

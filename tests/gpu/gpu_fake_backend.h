@@ -140,13 +140,26 @@ static shoal_status_t f_amo(void *t, int op, size_t size, uint64_t v, uint64_t c
   *old = r;
   return SHOAL_OK;
 }
+/* Page-locking: the bytes registered and not yet unregistered (the staging region of a job with far PEs). */
+static size_t registered;
+static void *registered_at;
+static shoal_status_t f_host_register(void *p, size_t n) {
+  if (registered_at || (uintptr_t)p % 4096) return SHOAL_ERR_INVAL;
+  registered_at = p, registered = n;
+  return SHOAL_OK;
+}
+static shoal_status_t f_host_unregister(void *p) {
+  if (p != registered_at) return SHOAL_ERR_INVAL;
+  registered_at = NULL, registered = 0;
+  return SHOAL_OK;
+}
 static const shoal_gpu_ops_t fake = {
   .size = sizeof(shoal_gpu_ops_t), .name = "fake", .device_count = f_count, .device_busid = f_busid,
   .set_device = f_set, .sm_count = f_sms, .mem_alloc = f_alloc, .mem_free = f_free, .ipc_get = f_ipc_get,
   .ipc_open = f_ipc_open, .ipc_close = f_ipc_close, .share_alloc = f_share_alloc, .share_open = f_share_open,
   .share_close = f_share_close, .share_free = f_share_close, .memcpy = f_memcpy, .memset = f_memset,
   .stream_create = f_stream_create, .stream_destroy = f_ok1, .stream_sync = f_ok1, .device_sync = f_ok0,
-  .amo = f_amo, .ptr_device = f_ptr_device,
+  .amo = f_amo, .ptr_device = f_ptr_device, .host_register = f_host_register, .host_unregister = f_host_unregister,
 };
 /* A test's check, shared by the programs that include this backend: counts into the program's `fails` and names its
  * `me` (both declared before the first use); prints the first 20 failures of a PE. */

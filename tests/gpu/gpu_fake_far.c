@@ -14,7 +14,7 @@
 
 static int fails, me, npes;
 
-#define BIG (((size_t)1 << 20) + 3) /* more than one staging slot (256 KiB at most) */
+#define BIG (((size_t)1 << 20) + 3) /* more than one staging slot (1 MiB at most) */
 
 /* The byte i of a pattern (src: the PE that wrote it, tag: the round). */
 static unsigned char pat(size_t i, int src, unsigned tag) { return (unsigned char)(i * 7 + (size_t)src * 13 + tag); }
@@ -102,6 +102,11 @@ int main(int argc, char **argv) {
           far);
     CHECK(st.peer_delta[p] == st.delta[p], "PE %d: the device copy of the peer table differs", p);
   }
+  /* With far PEs the transport's staging region is page-locked for the GPU's copies (a whole number of 16 KiB
+   * slots per PE), and unlocked by shmem_finalize (below). */
+  CHECK(!nfar || (registered_at && registered >= (size_t)npes * (16 << 10) && registered % 4096 == 0),
+        "staging region page-locked: %zu bytes at %p", registered, registered_at);
+  CHECK(nfar || !registered_at, "a job without far PEs page-locked %zu bytes", registered);
 
   /* Symmetric device buffers: recv[src] takes PE src's puts; src holds this PE's pattern; misc the flags. */
   unsigned char *recv = shmem_malloc_with_hints(BIG * (size_t)npes, SHMEMX_MALLOC_DEVICE);
@@ -324,6 +329,7 @@ int main(int argc, char **argv) {
   shmem_free(obj32), shmem_free(ints);
   free(host), free(back);
   shmem_finalize();
+  CHECK(!registered_at, "shmem_finalize left %zu bytes page-locked", registered);
   if (fails) return 1;
   if (me == 0) printf("gpu_fake_far: %d PEs, %d far from PE 0: ok\n", npes, nfar);
   return 0;

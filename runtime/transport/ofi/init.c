@@ -570,6 +570,12 @@ static bool ofi_can_reach(int pe) {
   return true;
 }
 
+/* comm.h stage_region: the staging region (ofi.h), when this job has one. */
+static shoal_status_t ofi_stage_region(void **base, size_t *len) {
+  *base = shoal_ofi.reg[SHOAL_SPACE_STAGE].base, *len = shoal_ofi.reg[SHOAL_SPACE_STAGE].len;
+  return *base && *len ? SHOAL_OK : SHOAL_ERR_NOSYS;
+}
+
 /* The progress thread onto cpus (comm.h helpers_to): off the PE's core in GPU jobs, where the PE's thread may spin in
  * a device synchronize while the thread must answer far PEs' staged copies and device AMOs. */
 shoal_status_t shoal_ofi_helpers_to(const cpu_set_t *cpus, int *moved) {
@@ -588,6 +594,7 @@ const shoal_tl_ops_t shoal_tl_ofi_ops = {
   .size = sizeof(shoal_tl_ops_t), .name = "ofi", .can_reach = ofi_can_reach, .init = tl_init, .reg = tl_reg,
   .put = shoal_ofi_put, .get = shoal_ofi_get, .amo = shoal_ofi_amo, .signal = shoal_ofi_signal,
   .put_signal = shoal_ofi_put_signal, .helpers_to = shoal_ofi_helpers_to,
+  .stage_region = ofi_stage_region,
   .quiet = shoal_ofi_quiet, .fence = shoal_ofi_fence, .progress = shoal_ofi_progress, .fini = tl_fini,
   .ctx_create = shoal_ofi_ctx_create, .ctx_destroy = shoal_ofi_ctx_destroy, .dev_put = shoal_ofi_dev_put,
   .dev_get = shoal_ofi_dev_get, .dev_amo = shoal_ofi_dev_amo,
