@@ -113,6 +113,8 @@ static void check(const shoal_proxy_entry_t *e) {
     check_sym(e, "sig_addr", e->sig, 8, e->pe);
     /* fall through */
   default: /* PUT, GET */
+    if ((e->flags & SHOAL_PROXY_F_INLINE) && (e->op != SHOAL_PROXY_PUT || n < 1 || n > 8))
+      PROXY_FATAL(e, "%llu bytes carried in the request: 1 to 8, puts only", (unsigned long long)n);
     if (n && !e->local)
       PROXY_FATAL(e, "%s is NULL with %llu bytes", e->op == SHOAL_PROXY_GET ? "dest" : "source",
                   (unsigned long long)n);
@@ -179,7 +181,8 @@ static uint64_t serve(shmem_ctx_t ctx, const shoal_proxy_entry_t *e) {
     do {
       const size_t c = n - off < BOUNCE ? n - off : BOUNCE;
       const bool last = off + c == n;
-      if (c) stage(e, P.bounce, l + off, c);
+      if (c && (e->flags & SHOAL_PROXY_F_INLINE)) memcpy(P.bounce, &e->value, c); /* checked: c <= 8, one chunk */
+      else if (c) stage(e, P.bounce, l + off, c);
       uint64_t *sig = (uint64_t *)(uintptr_t)e->sig;
       if (last && e->op == SHOAL_PROXY_PUT_SIGNAL && !shoal_gpu_heap_owns(sig)) {
         if (off) shmem_ctx_fence(ctx);

@@ -356,7 +356,12 @@ SHOAL_DI void shoal_d_sync_block() { __syncthreads(); }
   SHOAL_DI void shoal_d_put_##SC(void *dest, const void *src, size_t n, int pe, bool nbi) {                           \
     if (shoal_d_far(pe)) {                                                                                             \
       shoal_d_sync_##SC();                                                                                             \
-      if (shoal_d_leader_##SC()) {                                                                                     \
+      if (shoal_d_leader_##SC() && n && n <= 8) { /* the bytes in the request: no wait, no staging copy */           \
+        uint64_t u = 0;                                                                                                \
+        for (size_t i = 0; i < n; i++) ((char *)&u)[i] = ((const char *)src)[i];                                     \
+        shoal_d_proxy(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_INLINE | (nbi ? SHOAL_PROXY_F_NBI : 0u), pe, dest, src, n, u, \
+                      0, 0, 0);                                                                                        \
+      } else if (shoal_d_leader_##SC()) {                                                                              \
         __threadfence_system();                                                                                        \
         shoal_d_proxy(SHOAL_PROXY_PUT, 0, nbi ? SHOAL_PROXY_F_NBI : SHOAL_PROXY_F_WAIT, pe, dest, src, n, 0, 0, 0, 0); \
       }                                                                                                                \

@@ -156,6 +156,28 @@ int main(int argc, char **argv) {
   size_t badn = 0;
   for (size_t i = 0; i < total; i++) badn += dst[i] != (unsigned char)(i * 13 + prev);
   CHECK(!badn, "puts of odd sizes from PE %d: %zu wrong bytes of %zu", prev, badn, total);
+  /* puts of 1-8 bytes carried in the request (SHOAL_PROXY_F_INLINE: a kernel's small puts): the proxy sends value,
+   * never the bytes at local (here a poison the kernel may already have overwritten) */
+  {
+    unsigned char *idst = sym_alloc(64);
+    static const unsigned char poison[8] = {0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE};
+    memset(idst, 0, 64);
+    shmem_barrier_all();
+    for (int k = 1; k <= 8; k++) {
+      uint64_t v = 0;
+      for (int i = 0; i < k; i++) ((unsigned char *)&v)[i] = (unsigned char)(16 * k + i + me);
+      req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_INLINE | (k % 2 ? SHOAL_PROXY_F_NBI : 0), next, idst + 8 * (k - 1), poison,
+          (uint64_t)k, v, 0);
+    }
+    quiet();
+    shmem_barrier_all();
+    int ibad = 0;
+    for (int k = 1; k <= 8; k++)
+      for (int i = 0; i < 8; i++) ibad += idst[8 * (k - 1) + i] != (i < k ? (unsigned char)(16 * k + i + prev) : 0);
+    CHECK(!ibad, "puts carried in the request from PE %d: %d wrong bytes of 64", prev, ibad);
+    shmem_barrier_all();
+    shmem_free(idst);
+  }
   /* gets of odd sizes from next (its dst holds me's pattern), into local memory */
   memset(out, 0, total);
   for (size_t i = 0, off = 0; i < ns; off += sizes[i], i++)

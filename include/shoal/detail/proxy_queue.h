@@ -42,6 +42,9 @@ enum {
 };
 #define SHOAL_PROXY_F_WAIT 1u /* the producer waits for the answer (seq 4t + 2): results, blocking forms, quiet */
 #define SHOAL_PROXY_F_NBI 2u  /* the request came from an _nbi form (for messages only) */
+/* PUT of 1 to 8 bytes whose bytes are in value (the producer copied them: the source is free at once, so a blocking
+ * put need not wait for the proxy's copy); local still names the source, for messages */
+#define SHOAL_PROXY_F_INLINE 4u
 
 typedef struct shoal_proxy_entry {
   uint64_t seq;     /* the slot's state (above): written last by the producer, with release */

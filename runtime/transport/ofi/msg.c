@@ -18,6 +18,11 @@ ssize_t shoal_ofi_send_msg(const amo_msg_t *m, int pe) {
 static uint8_t exec_req(const amo_msg_t *m, uint64_t *value) {
   const region_t *r = m->space < SHOAL_SPACE_MAX ? &shoal_ofi.reg[m->space] : NULL;
   *value = 0;
+  if (m->kind == MSG_DPUT && m->size) { /* a put's size (1-8) bytes carried in compare (rma.c stage_rma) */
+    uint64_t data = m->compare;
+    if (m->space != SHOAL_SPACE_DEVICE || m->size > sizeof data || m->operand != m->size) return 1;
+    return shoal_comm_dev_copy(m->off, &data, m->size, true) ? 1 : 0;
+  }
   if (m->kind == MSG_DPUT || m->kind == MSG_DGET) {
     const region_t *st = &shoal_ofi.reg[SHOAL_SPACE_STAGE];
     size_t slot = shoal_ofi.stage_slot;

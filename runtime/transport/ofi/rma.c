@@ -133,7 +133,8 @@ static shoal_status_t stage_read(txep_t *t, char *bounce, size_t n, int pe) {
   return WAIT_R(t);
 }
 
-/* A put (put true: from buf) or get (into buf) of n bytes at off of pe's device heap. Put, half a slot at a time in
+/* A put (put true: from buf) or get (into buf) of n bytes at off of pe's device heap. A put of at most 8 bytes: in
+ * the request itself. A larger put, half a slot at a time in
  * two halves: the chunk copied into its half of the bounce (buf may be device memory), written to that half of pe's
  * slot, then MSG_DPUT (the half's offset in its compare field) sent without waiting; the next chunk goes to the
  * other half while pe copies this one into its device heap, and a half is reused only once its request was answered
@@ -148,6 +149,15 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
     return SHOAL_ERR_NOSYS;
   }
   shoal_status_t rc = stage_fence(t);
+  if (put && n <= sizeof(uint64_t)) { /* the bytes ride in the request (its size field says how many): one round
+                                        * trip, no write to the slot (a kernel's p and small puts, 8 B put + quiet) */
+    uint64_t data = 0;
+    if (!rc && shoal_comm_dev_memcpy(&data, buf, n)) {
+      shoal_warn("shoal_tl_ofi_dev_put: copy of %zu bytes from the source failed", n);
+      return SHOAL_ERR;
+    }
+    return rc ? rc : shoal_ofi_fb_request(t, MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off, 0, n, n, data, NULL);
+  }
   char *bounce = (char *)st->base + (size_t)shoal_ofi.me * slot;
   pthread_mutex_lock(&shoal_ofi.stage_mu);
   if (put) {
