@@ -11,6 +11,9 @@
  *   hostapi_dput the host's shmem_putmem_nbi from the device heap into PE 1's device heap (part 1's staged path)
  *   host_lat     8 B shmem_putmem + shmem_quiet from the host, per iteration
  *   dev_lat      8 B shmem_putmem + shmem_quiet in one kernel thread, per iteration
+ *   host_amo     shmem_uint64_atomic_fetch_add from the host on PE 1's host heap, per iteration
+ *   hostapi_damo the same from the host on PE 1's device heap (the target's GPU does it: a kernel its thread launches)
+ *   dev_amo      the same from one kernel thread on PE 1's device heap (the proxy, then as hostapi_damo)
  *   pcie_rtt     a kernel thread stores to pinned host memory and waits for the host thread's answer in pinned host
  *                memory: one PCIe round trip GPU -> CPU -> GPU (what the proxy adds to every device request)
  *   fcollect, alltoall  shmem_fcollectmem / shmem_alltoallmem on device buffers, SHMEM_TEAM_WORLD, bytes per PE
@@ -59,6 +62,10 @@ static void row(const char *impl, const char *op, size_t bytes, long iters, doub
 __global__ void k_put(char *dst, const char *src, size_t n, long k, int pe) {
   for (long i = 0; i < k; i++) shmem_putmem_nbi(dst, src, n, pe);
   shmem_quiet();
+}
+
+__global__ void k_amo(unsigned long long *dst, long k, int pe) {
+  for (long i = 0; i < k; i++) (void)shmem_ulonglong_atomic_fetch_add(dst, 1ull, pe);
 }
 
 __global__ void k_lat(char *dst, const char *src, long k, int pe) {
@@ -188,6 +195,21 @@ int main(int argc, char **argv) {
       OK(cudaStreamSynchronize(s));
       t = now() - t;
       if (rep) row("dev_lat", "put_quiet", 8, kl, t);
+      const long ka8 = kl / 4 > 0 ? kl / 4 : 1;
+      t = now();
+      for (long i = 0; i < ka8; i++) (void)shmem_uint64_atomic_fetch_add((uint64_t *)hdst, 1, 1);
+      t = now() - t;
+      if (rep) row("host_amo", "fetch_add", 8, ka8, t);
+      t = now();
+      for (long i = 0; i < ka8; i++) (void)shmem_uint64_atomic_fetch_add((uint64_t *)ddst, 1, 1);
+      t = now() - t;
+      if (rep) row("hostapi_damo", "fetch_add", 8, ka8, t);
+      t = now();
+      k_amo<<<1, 1, 0, s>>>((unsigned long long *)ddst, ka8, 1);
+      OK(cudaGetLastError());
+      OK(cudaStreamSynchronize(s));
+      t = now() - t;
+      if (rep) row("dev_amo", "fetch_add", 8, ka8, t);
       unsigned long long *pp;
       OK(cudaHostAlloc((void **)&pp, 2 * sizeof *pp, cudaHostAllocMapped | cudaHostAllocPortable));
       pp[0] = pp[1] = 0;

@@ -1,10 +1,13 @@
 /* gpu_amo.cu - device AMOs under contention across PEs: fetch_add and inc totals (and every fetched value unique),
- * a compare_swap retry loop, the bitwise ops, swap, set/fetch (integer and floating point), a failing compare_swap. */
+ * a compare_swap retry loop, the bitwise ops, swap, set/fetch (integer and floating point), a failing compare_swap.
+ *   gpu_amo [BLOCKS THREADS ROUNDS]   the contention kernel's shape (default 4 128 8). The compare_swap loop costs
+ *   about THREADS^2 x ROUNDS / 2 attempts per block: on a far PE each is a proxy round trip (tens of us), so the far
+ *   runs (gpu-tests.sh) use a smaller shape. PE 0 prints the contention phase's time. */
 #include "gpu_test.h"
 
-#define NB 4
-#define NT 128
-#define K 8
+#include <time.h>
+
+static int NB = 4, NT = 128, K = 8;
 #define PER_PE (NB * NT * K)
 
 struct counters {
@@ -30,7 +33,7 @@ __global__ void init(counters *c) {
   c->cswap_fail = 42;
 }
 
-__global__ void contend(counters *c, long long *fetched) {
+__global__ void contend(counters *c, long long *fetched, int K) {
   int me = shmem_my_pe(), n = shmem_n_pes(), next = (me + 1) % n;
   int g = blockIdx.x * blockDim.x + threadIdx.x;
   for (int k = 0; k < K; k++) {
@@ -65,7 +68,12 @@ __global__ void fetch_next(counters *c, long *setv, double *dset) {
   *dset = shmem_double_atomic_fetch(&c->dset, next);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 4) NB = atoi(argv[1]), NT = atoi(argv[2]), K = atoi(argv[3]);
+  if (NB < 1 || NT < 1 || NT > 1024 || K < 1) {
+    fprintf(stderr, "usage: gpu_amo [BLOCKS THREADS(1-1024) ROUNDS]\n");
+    return 2;
+  }
   t_start("gpu_amo");
   int n = t_npes, me = t_me;
   counters *c = (counters *)t_dmalloc(sizeof(counters));
@@ -80,7 +88,13 @@ int main(void) {
   GPU_OK(gpuMalloc((void **)&dset, sizeof(double)));
   LAUNCH_SYNC(init<<<1, 1>>>(c));
   shmem_barrier_all();
-  LAUNCH_SYNC(contend<<<NB, NT>>>(c, fetched));
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  LAUNCH_SYNC(contend<<<NB, NT>>>(c, fetched, K));
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (me == 0)
+    printf("gpu_amo: contention %d x %d threads x %d rounds: %.3f s\n", NB, NT, K,
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   unsigned long long *nbi_old;
   GPU_OK(gpuMalloc((void **)&nbi_old, sizeof(unsigned long long)));
   LAUNCH_SYNC(bits<<<1, 1>>>(c, swapped, fold, nbi_old));

@@ -24,6 +24,9 @@ __global__ void token_ring(unsigned char *buf, unsigned char *mine, uint64_t *si
       shmemx_putmem_signal_block(buf, mine, nbytes, sig, (uint64_t)r, SHMEM_SIGNAL_SET, next);
     else if (threadIdx.x == 0)
       shmem_putmem_signal(buf, mine, nbytes, sig, (uint64_t)r, SHMEM_SIGNAL_SET, next);
+    /* mine is free again only when thread 0's put returns: the others refill it next round (to a far PE the put
+     * waits for the proxy's copy, and the other threads of the warp need not wait at the branch's end) */
+    __syncthreads();
     if (me == 0) {
       if (threadIdx.x == 0) shmem_signal_wait_until(sig, SHMEM_CMP_GE, (uint64_t)r);
       __syncthreads();
