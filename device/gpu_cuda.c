@@ -321,14 +321,22 @@ static shoal_status_t cuda_host_free(void *host) {
   return SHOAL_OK;
 }
 
+/* An optimization: where it fails the caller goes on (a debug line), and the error must not stay behind as the
+ * thread's last error, which a user's cudaGetLastError after a launch would take for the launch's. */
 static shoal_status_t cuda_host_register(void *p, size_t n) {
-  CU(cudaHostRegister(p, n, cudaHostRegisterPortable));
-  return SHOAL_OK;
+  cudaError_t e = cudaHostRegister(p, n, cudaHostRegisterPortable);
+  if (e == cudaSuccess) return SHOAL_OK;
+  SHOAL_GPU_DEBUG("cudaHostRegister of %zu bytes: %s", n, cudaGetErrorString(e));
+  cudaGetLastError();
+  return SHOAL_ERR;
 }
 
 static shoal_status_t cuda_host_unregister(void *p) {
-  CU(cudaHostUnregister(p));
-  return SHOAL_OK;
+  cudaError_t e = cudaHostUnregister(p);
+  if (e == cudaSuccess) return SHOAL_OK;
+  SHOAL_GPU_DEBUG("cudaHostUnregister: %s", cudaGetErrorString(e));
+  cudaGetLastError();
+  return SHOAL_ERR;
 }
 
 static shoal_status_t cuda_ptr_device(const void *p, int *on_device) {

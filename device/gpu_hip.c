@@ -247,19 +247,26 @@ static shoal_status_t hip_host_free(void *host) {
   return SHOAL_OK;
 }
 
-/* By the pointers, not the memory type: hipMemoryType's values changed in ROCm 6 (its member was renamed too, at the
- * same place). Device memory has a device pointer and no host one; pinned host memory has both; an unknown pointer
- * is an error (ROCm 5) or has neither. */
+/* An optimization (gpu_cuda.c's): a failure is a debug line, and not left as the thread's last error. */
 static shoal_status_t hip_host_register(void *p, size_t n) {
-  HIP(hipHostRegister, p, n, hipHostRegisterPortable);
-  return SHOAL_OK;
+  hipError_t e = p_hipHostRegister(p, n, hipHostRegisterPortable);
+  if (e == hipSuccess) return SHOAL_OK;
+  SHOAL_GPU_DEBUG("hipHostRegister of %zu bytes: %s", n, p_hipGetErrorString(e));
+  p_hipGetLastError();
+  return SHOAL_ERR;
 }
 
 static shoal_status_t hip_host_unregister(void *p) {
-  HIP(hipHostUnregister, p);
-  return SHOAL_OK;
+  hipError_t e = p_hipHostUnregister(p);
+  if (e == hipSuccess) return SHOAL_OK;
+  SHOAL_GPU_DEBUG("hipHostUnregister: %s", p_hipGetErrorString(e));
+  p_hipGetLastError();
+  return SHOAL_ERR;
 }
 
+/* By the pointers, not the memory type: hipMemoryType's values changed in ROCm 6 (its member was renamed too, at the
+ * same place). Device memory has a device pointer and no host one; pinned host memory has both; an unknown pointer
+ * is an error (ROCm 5) or has neither. */
 static shoal_status_t hip_ptr_device(const void *p, int *on_device) {
   hipPointerAttribute_t a;
   memset(&a, 0, sizeof a);

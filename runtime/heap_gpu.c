@@ -362,14 +362,19 @@ shoal_status_t shoal_gpu_init(void) {
 
 /* With PEs of other nodes, their staged puts and gets copy between the transport's staging region and this heap
  * (shoal_comm_dev_copy), and this PE's own staged calls copy from and to its slot there: page-locked, those copies
- * are the GPU's DMA instead of the runtime's pageable path through a driver buffer. At most STAGE_TOTAL (16 MiB) or
- * 16 KiB per PE; done here, on the PE's thread before any kernel runs (never from the progress thread, while a
- * kernel may spin). Where it fails the copies stay pageable: slower, still right. */
+ * are the GPU's DMA instead of the runtime's pageable path through a driver buffer. Locking touches every page: only
+ * up to PIN_MAX (the region's size up to 1024 PEs). Done here, on the PE's thread before any kernel runs (never from
+ * the progress thread, while a kernel may spin). Where it fails the copies stay pageable: slower, still right. */
+#define PIN_MAX ((size_t)16 << 20)
 static void stage_pin(void) {
   void *b = NULL;
   size_t n = 0;
   const shoal_tl_ops_t *t = shoal_g.tl;
   if (!G.any_far || !t || !t->stage_region || t->stage_region(&b, &n)) return;
+  if (n > PIN_MAX) { /* past 1024 PEs: every page locked would be npes x 16 KiB, most of it never used */
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "the staging region (%zu bytes) stays pageable: more than %zu", n, PIN_MAX);
+    return;
+  }
   shoal_status_t rc = shoal_gpu_ops.host_register(b, n);
   if (rc == SHOAL_OK) G.pinned = b;
   SHOAL_DEBUG(SHOAL_SUB_GPU, "the %s transport's staging region (%zu bytes) %s", t->name, n,

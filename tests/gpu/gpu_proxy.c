@@ -77,6 +77,7 @@ static void bad(const char *mode) {
     if (!strcmp(mode, "bad_pe")) req(SHOAL_PROXY_P, 0, 0, npes, ctr, NULL, 8, 1, 0);
     if (!strcmp(mode, "bad_addr")) req(SHOAL_PROXY_PUT, 0, 0, npes - 1, priv, priv, 8, 0, 0);
     if (!strcmp(mode, "bad_op")) req(77, 0, 0, npes - 1, ctr, NULL, 8, 0, 0);
+    if (!strcmp(mode, "bad_inline")) req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_INLINE, npes - 1, ctr, ctr, 9, 0, 0);
     if (!strcmp(mode, "bad_seq")) { /* the next slot overwritten (ring: the producer's address is the host's here) */
       shoal_proxy_entry_t *s = Q->ring + (Q->tail & Q->mask);
       __atomic_store_n(&s->seq, 12345, __ATOMIC_RELEASE);

@@ -202,7 +202,8 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) want_hmem |= shoal_ofi.reg[s].base && shoal_ofi.reg[s].gpu_kind;
   shoal_ofi.me = b->rank, shoal_ofi.npes = b->size;
   /* The staging region of the device heaps' staged path (ofi.h): npes slots, anonymous memory that only the slots
-   * in use ever touch (a job without a GPU pays its registration, not its pages); none where no PE can have a device
+   * in use ever touch (a job without a GPU pays its registration, not its pages; a GPU job with far PEs page-locks
+   * it whole, heap_gpu.c, up to 16 MiB); none where no PE can have a device
    * heap (no GPU backend built, or SHOAL_DEVICE_SYMMETRIC_SIZE=0): the staged calls then refuse with a line. */
   if (!shoal_ofi.reg[SHOAL_SPACE_STAGE].base && shoal_gpu_backend_built() && shoal_env.device_symmetric_size) {
     size_t slot = stage_slot(b->size), len = slot * (size_t)b->size;

@@ -120,8 +120,9 @@ enum { MSG_REQ = 1, MSG_REP = 2, MSG_DPUT = 3, MSG_DGET = 4 };
 /* The staged path to device heaps of other nodes (docs/gpu.md): every PE keeps a host region (SHOAL_SPACE_STAGE,
  * registered and keyed as the others) of npes slots of stage_slot bytes; slot s at a target belongs to requester s,
  * and a requester's own slot in its own region is its bounce buffer. MSG_DPUT: "copy operand bytes from my slot to
- * your device heap at off" (with size 1-8: those bytes are in compare, no slot); MSG_DGET: "copy operand bytes from your device heap at off into my slot"; a MSG_REQ on
- * space SHOAL_SPACE_DEVICE is an AMO the target does on its device heap. Each is answered as an AMO (op: status). */
+ * your device heap at off" (with size 1-8: those bytes are in compare, no slot); MSG_DGET: "copy operand bytes from
+ * your device heap at off into my slot"; a MSG_REQ on space SHOAL_SPACE_DEVICE is an AMO the target does on its
+ * device heap. Each is answered as an AMO (op: status). */
 #define STAGE_SLOT_MAX ((size_t)1 << 20)   /* bytes of one slot: one chunk of a staged get, two halves of a put */
 #define STAGE_SLOT_MIN ((size_t)16 << 10)
 #define STAGE_TOTAL ((size_t)16 << 20)     /* the region is at most this (or npes * STAGE_SLOT_MIN), lazily touched */

@@ -149,7 +149,7 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
     return SHOAL_ERR_NOSYS;
   }
   shoal_status_t rc = stage_fence(t);
-  if (put && n <= sizeof(uint64_t)) { /* the bytes ride in the request (its size field says how many): one round
+  if (put && n && n <= sizeof(uint64_t)) { /* the bytes ride in the request (its size field says how many): one round
                                         * trip, no write to the slot (a kernel's p and small puts, 8 B put + quiet) */
     uint64_t data = 0;
     if (!rc && shoal_comm_dev_memcpy(&data, buf, n)) {
