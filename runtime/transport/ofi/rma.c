@@ -152,11 +152,12 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
   if (put && n && n <= sizeof(uint64_t)) { /* the bytes ride in the request (its size field says how many): one round
                                         * trip, no write to the slot (a kernel's p and small puts, 8 B put + quiet) */
     uint64_t data = 0;
-    if (!rc && shoal_comm_dev_memcpy(&data, buf, n)) {
+    if (rc) return rc;
+    if (shoal_comm_dev_memcpy(&data, buf, n)) {
       shoal_warn("shoal_tl_ofi_dev_put: copy of %zu bytes from the source failed", n);
       return SHOAL_ERR;
     }
-    return rc ? rc : shoal_ofi_fb_request(t, MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off, 0, n, n, data, NULL);
+    return shoal_ofi_fb_request(t, MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off, 0, n, n, data, NULL);
   }
   char *bounce = (char *)st->base + (size_t)shoal_ofi.me * slot;
   pthread_mutex_lock(&shoal_ofi.stage_mu);
