@@ -110,8 +110,8 @@ static _Noreturn __attribute__((cold)) void failed(const char *routine, const ch
               shoal_g.tl_of[pe]->name);
 }
 
-/* A put (put true: from buf) or get (into buf) of n bytes at off of pe's device heap, staged by the transport
- * (its dev_put/dev_get: complete on return, the nbi forms too, as the spec allows). */
+/* A put (put true: from buf) or get (into buf) of n bytes at off of pe's device heap, staged by the transport (its
+ * dev_put: buf reusable on return, complete at pe after quiet or fence; dev_get: complete on return, nbi too). */
 static __attribute__((cold, noinline)) void dev_rma(const char *routine, void *ep, int pe, size_t off, const void *sym,
                                                     void *buf, size_t n, bool put) {
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
@@ -241,6 +241,7 @@ void shoal_comm_put_signal(const char *routine, int pe, void *sym, const void *s
     if (rc != SHOAL_ERR_NOSYS) failed(routine, "put with signal", n, pe);
   }
   shoal_comm_put(routine, NULL, pe, s, off, sym, src, n, true);
+  if (s->device && !fs->device) shoal_comm_fence(routine, NULL); /* a staged put completes at pe after a fence */
   shoal_comm_signal(routine, pe, flag, v);
 }
 

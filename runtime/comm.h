@@ -86,8 +86,9 @@ typedef struct shoal_tl_ops {
    * carries the bytes to or from a host buffer of pe, whose own side copies them into or out of its device heap
    * (shoal_comm_dev_copy) and does the AMOs there (shoal_comm_dev_amo), since no RMA of the provider reaches device
    * memory that is not registered (docs/gpu.md, "Device memory of other nodes"). On ep as the slots above.
-   * dev_put and dev_get are complete at pe on return (a put's bytes are in pe's device heap); buf is host or device
-   * memory of this PE (copied with shoal_gpu_ops.memcpy). dev_amo: op (enum shoal_tl_amo_op) on the size-byte (4 or
+   * dev_put returns once buf may be reused and is complete at pe after quiet or fence on ep (as a put); dev_get is
+   * complete on return, and sees the puts before it to pe; buf is host or device memory of this PE (copied with
+   * shoal_gpu_ops.memcpy). dev_amo: op (enum shoal_tl_amo_op) on the size-byte (4 or
    * 8) object at off, values as bits; fetching ops are complete on return with the old value in *old, the others
    * remotely complete after quiet (fence orders them as other AMOs). NULL: the transport cannot (comm.c's line). */
   shoal_status_t (*dev_put)(void *ep, int pe, size_t off, const void *src, size_t n);
@@ -184,7 +185,7 @@ shoal_space_t *shoal_comm_space(const char *routine, const char *arg, const void
  * found by the caller, once), is a symmetric address of this PE (n bytes), the data goes to or comes from pe's
  * instance. The caller has checked pe (SHOAL_CHECK_PE) and that [sym, sym + n) lies in s (shoal_space_find): the
  * regions are symmetric, so it lies in pe's too, and neither this layer nor the transport checks pe or the bounds
- * again. The device heap goes through the transport's dev_* slots (staged, complete on return, nbi included), fatal
+ * again. The device heap goes through the transport's dev_* slots (staged; gets complete on return, nbi included), fatal
  * naming sym where it has none. Blocking forms are locally
  * complete on return (a get's dst is filled); nbi ones at quiet. op: enum shoal_tl_amo_op on an unsigned object of
  * size 4 or 8 bytes (values as bits); returns the old value for fetching ops. Fatal with one line naming routine on
@@ -217,10 +218,11 @@ void shoal_comm_ctx_destroy(void *ep);
 extern const shoal_tl_ops_t shoal_tl_ofi_ops;
 /* Tests: before init, force the message fallback for every AMO type (SHOAL_TL_OFI_FORCE_MSG_AMO) and delivery-complete
  * writes instead of the flush read at quiet (SHOAL_TL_OFI_FORCE_DC), put_signal as a put and a signal
- * (SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL) or as one message on a crowded job too (SHOAL_TL_OFI_FORCE_CQ_SIGNAL); 0 restores
+ * (SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL) or as one message on a crowded job too (SHOAL_TL_OFI_FORCE_CQ_SIGNAL), a target
+ * that waits 50 ms before it copies each staged put chunk into its device heap (SHOAL_TL_OFI_FORCE_SLOW_DPUT); 0 restores
  * the defaults. */
 enum { SHOAL_TL_OFI_FORCE_MSG_AMO = 1, SHOAL_TL_OFI_FORCE_DC = 2, SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL = 4,
-       SHOAL_TL_OFI_FORCE_CQ_SIGNAL = 8 };
+       SHOAL_TL_OFI_FORCE_CQ_SIGNAL = 8, SHOAL_TL_OFI_FORCE_SLOW_DPUT = 16 };
 void shoal_tl_ofi_test_force(unsigned flags);
 /* What init found, for tests and SHMEM_DEBUG: the provider's name, whether a progress thread runs, and the number of
  * AMO types done natively (out of SHOAL_TL_NTYPES); and what the progress thread did since init: its progress calls
@@ -237,6 +239,8 @@ typedef struct shoal_tl_ofi_info {
   uint64_t counter_waits; /* waits for the completion counters that had to read them (default endpoint) */
   int ctx_endpoints;      /* contexts with an endpoint of their own, open now */
   uint64_t dropped;       /* messages refused since init: not from this job (token), malformed, truncated */
+  unsigned stage_unanswered; /* staged put chunks sent and not answered yet (complete at their target after quiet) */
+  uint64_t stage_early;      /* staged put chunk requests this PE got before their bytes (left for their resend) */
 } shoal_tl_ofi_info_t;
 void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out);
 #endif

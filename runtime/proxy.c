@@ -6,8 +6,8 @@
  * GPU memory). One thread per PE serves it in ticket order through the host paths (shmem_ctx_* on a private context
  * of its own: its own endpoint between nodes, no lock), so whatever those reach (host heap and static data of any PE,
  * the device heap of this node's PEs, and of far PEs once the host paths reach them) the device API reaches too.
- * Local buffers of the kernel (a PUT's source, a GET's destination) may be GPU memory: they are staged through a
- * pinned bounce buffer with the backend's copy. Every request is checked first; bad input ends the job with one line
+ * Local buffers of the kernel (a PUT's source, a GET's destination) may be GPU memory: the host paths take them as
+ * they are (staged through their pinned buffers, one copy). Every request is checked first; bad input ends the job with one line
  * naming the device routine, the PE and the argument. The proxy never waits for a producer: no deadlock. */
 #include "proxy.h"
 #include "heap_gpu.h"
@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <time.h>
 
-#define BOUNCE ((size_t)1 << 20) /* bytes staged per transfer: larger PUTs and GETs go in chunks of this */
-
 static struct {
   shoal_proxy_queue_t *q;    /* the descriptor as producers address it */
   void *q_mem;               /* its allocation: GPU memory (q_dev) or host_alloc'd */
@@ -27,8 +25,7 @@ static struct {
   shoal_proxy_entry_t *ring; /* the ring, host address */
   void *ring_host;           /* its host_alloc */
   uint64_t entries, head;    /* head: next ticket to serve (the thread's) */
-  char *bounce;              /* pinned staging buffer, BOUNCE bytes */
-  void *stream;              /* the backend's stream for staging copies (NULL: none) */
+  void *stream;              /* the backend's stream (reading the ticket counter; NULL: none) */
   int dev;                   /* GPU of this PE (-1: none) */
   pthread_t th;
   bool running;
@@ -123,17 +120,6 @@ static void check(const shoal_proxy_entry_t *e) {
   check_sym(e, e->op == SHOAL_PROXY_GET || e->op == SHOAL_PROXY_G ? "source" : "dest", e->target, n, e->pe);
 }
 
-/* n bytes between a kernel's buffer (maybe GPU memory) and the bounce buffer, synchronously: the backend's copy, or
- * memcpy where there is no GPU (the backend has none). */
-static void stage(const shoal_proxy_entry_t *e, void *dst, const void *src, size_t n) {
-  shoal_status_t rc = shoal_gpu_ops.memcpy(dst, src, n, P.stream);
-  if (rc == SHOAL_ERR_NOSYS) {
-    memcpy(dst, src, n);
-    return;
-  }
-  if (rc || shoal_gpu_ops.stream_sync(P.stream)) PROXY_FATAL(e, "staging copy of %zu bytes failed", n);
-}
-
 /* One AMO through the host path; returns the old value (0 for the non-fetching forms). 4 or 8 bytes as bits. */
 static uint64_t amo(shmem_ctx_t ctx, const shoal_proxy_entry_t *e) {
   const bool fetch = e->flags & SHOAL_PROXY_F_WAIT;
@@ -169,48 +155,33 @@ static uint64_t amo(shmem_ctx_t ctx, const shoal_proxy_entry_t *e) {
 #undef PROXY_AMO
 }
 
-/* Serve one checked request; returns the answer's value (G, AMO). PUT and GET go in BOUNCE-byte chunks; a PUT_SIGNAL's
- * signal goes with its last chunk, after a fence when there were several (the data before the signal). */
+/* Serve one checked request; returns the answer's value (G, AMO). A PUT's source and a GET's destination go to the
+ * host paths as they are (GPU memory too: the staged path copies straight between them and its pinned staging slots,
+ * the copy of one chunk overlapping the network's transfer of the one before; comm.c stages other targets). A
+ * PUT_SIGNAL's signal follows its data: on a host heap as put_signal does, on the device heap (the host's put_signal
+ * cannot update it, its AMOs can) after a fence, as an atomic set or add (put_signal's meaning). */
 static uint64_t serve(shmem_ctx_t ctx, const shoal_proxy_entry_t *e) {
   char *t = (char *)(uintptr_t)e->target, *l = (char *)(uintptr_t)e->local;
-  uint64_t v = 0;
+  uint64_t v = 0, *sig = (uint64_t *)(uintptr_t)e->sig;
+  const size_t n = e->bytes;
   switch (e->op) {
   case SHOAL_PROXY_PUT:
-  case SHOAL_PROXY_PUT_SIGNAL: {
-    size_t n = e->bytes, off = 0;
-    do {
-      const size_t c = n - off < BOUNCE ? n - off : BOUNCE;
-      const bool last = off + c == n;
-      if (c && (e->flags & SHOAL_PROXY_F_INLINE)) memcpy(P.bounce, &e->value, c); /* checked: c <= 8, one chunk */
-      else if (c) stage(e, P.bounce, l + off, c);
-      uint64_t *sig = (uint64_t *)(uintptr_t)e->sig;
-      if (last && e->op == SHOAL_PROXY_PUT_SIGNAL && !shoal_gpu_heap_owns(sig)) {
-        if (off) shmem_ctx_fence(ctx);
-        shmem_ctx_putmem_signal(ctx, t + off, P.bounce, c, sig, e->value, e->sig_op, e->pe);
-      } else if (last && e->op == SHOAL_PROXY_PUT_SIGNAL) {
-        /* a signal on the device heap: the host's put_signal cannot update it, its AMOs can (the GPU backend's):
-         * the data, a fence, the signal as an atomic set or add (put_signal's meaning) */
-        if (c) shmem_ctx_putmem(ctx, t + off, P.bounce, c, e->pe);
-        shmem_ctx_fence(ctx);
-        if (e->sig_op == SHMEM_SIGNAL_ADD) shmem_ctx_uint64_atomic_add(ctx, sig, e->value, e->pe);
-        else shmem_ctx_uint64_atomic_set(ctx, sig, e->value, e->pe);
-      } else if (c) {
-        shmem_ctx_putmem(ctx, t + off, P.bounce, c, e->pe);
-      }
-      off += c;
-    } while (off < n);
+    if (e->flags & SHOAL_PROXY_F_INLINE) shmem_ctx_putmem(ctx, t, &e->value, n, e->pe); /* checked: 1-8 bytes */
+    else shmem_ctx_putmem(ctx, t, l, n, e->pe);
     break;
-  }
-  case SHOAL_PROXY_GET:
-    for (size_t off = 0, n = e->bytes; off < n;) {
-      const size_t c = n - off < BOUNCE ? n - off : BOUNCE;
-      shmem_ctx_getmem(ctx, P.bounce, t + off, c, e->pe);
-      stage(e, l + off, P.bounce, c);
-      off += c;
+  case SHOAL_PROXY_PUT_SIGNAL:
+    if (!shoal_gpu_heap_owns(sig)) {
+      shmem_ctx_putmem_signal(ctx, t, l, n, sig, e->value, e->sig_op, e->pe);
+      break;
     }
+    shmem_ctx_putmem(ctx, t, l, n, e->pe);
+    shmem_ctx_fence(ctx);
+    if (e->sig_op == SHMEM_SIGNAL_ADD) shmem_ctx_uint64_atomic_add(ctx, sig, e->value, e->pe);
+    else shmem_ctx_uint64_atomic_set(ctx, sig, e->value, e->pe);
     break;
-  case SHOAL_PROXY_P: shmem_ctx_putmem(ctx, t, &e->value, e->bytes, e->pe); break; /* the low bytes (little endian) */
-  case SHOAL_PROXY_G: shmem_ctx_getmem(ctx, &v, t, e->bytes, e->pe); break;
+  case SHOAL_PROXY_GET: shmem_ctx_getmem(ctx, l, t, n, e->pe); break;
+  case SHOAL_PROXY_P: shmem_ctx_putmem(ctx, t, &e->value, n, e->pe); break; /* the low bytes (little endian) */
+  case SHOAL_PROXY_G: shmem_ctx_getmem(ctx, &v, t, n, e->pe); break;
   case SHOAL_PROXY_AMO: v = amo(ctx, e); break;
   case SHOAL_PROXY_FENCE:
     shmem_ctx_fence(ctx);
@@ -307,10 +278,8 @@ static void release(void) {
   if (P.q_mem && P.q_dev) shoal_gpu_ops.mem_free(P.q_mem);
   else host_free(P.q_mem);
   host_free(P.ring_host);
-  host_free(P.bounce);
   if (P.stream) shoal_gpu_ops.stream_destroy(P.stream);
   P.q_mem = P.ring_host = P.stream = NULL;
-  P.bounce = NULL;
   P.q = NULL;
   P.ring = NULL;
 }
@@ -327,10 +296,8 @@ shoal_status_t shoal_proxy_start(const char *routine) {
   if (P.running) return SHOAL_OK;
   P.entries = (uint64_t)shoal_env.proxy_queue_entries;
   P.dev = shmemx_gpu_device();
-  void *ring_dev = NULL, *bounce_dev = NULL;
-  if (host_alloc(&P.ring_host, &ring_dev, P.entries * sizeof(shoal_proxy_entry_t)) ||
-      host_alloc((void **)&P.bounce, &bounce_dev, BOUNCE))
-    goto fail;
+  void *ring_dev = NULL;
+  if (host_alloc(&P.ring_host, &ring_dev, P.entries * sizeof(shoal_proxy_entry_t))) goto fail;
   P.ring = P.ring_host;
   memset(P.ring, 0, P.entries * sizeof *P.ring);
   for (uint64_t i = 0; i < P.entries; i++) P.ring[i].seq = 4 * i; /* slot i free for ticket i */

@@ -7,14 +7,16 @@
  * its values, a counter every PE adds to at once, put + quiet + flag, put + fence + flag, put_signal (set and add) to
  * a device flag, the _on_stream form, a private context's put/get/AMO. Modes (argv[1]) for bad input from PE 0 to
  * the last PE: bad_range (a device range past the heap's end), bad_nonsym (device memory outside the heap), bad_amo
- * (misaligned), bad_pe (out of range). */
+ * (misaligned), bad_pe (out of range). Modes pipeline and pipeline-dc: staged puts in flight, with targets that wait 50 ms before each
+ * chunk's copy (SHOAL_TL_OFI_FORCE_SLOW_DPUT), so that what is in flight is known (pipeline() below). */
 #include "gpu_fake_backend.h"
+#include "comm.h"
 
 #include <time.h>
 
 static int fails, me, npes;
 
-#define BIG (((size_t)1 << 20) + 3) /* more than one staging slot (1 MiB at most) */
+#define BIG (((size_t)1 << 20) + 3) /* more than one staged put chunk (a quarter slot: 1 MiB at most) */
 
 /* The byte i of a pattern (src: the PE that wrote it, tag: the round). */
 static unsigned char pat(size_t i, int src, unsigned tag) { return (unsigned char)(i * 7 + (size_t)src * 13 + tag); }
@@ -34,6 +36,55 @@ static bool wait_word(volatile uint64_t *w, uint64_t want) {
   while (__atomic_load_n(w, __ATOMIC_ACQUIRE) != want)
     if (time(NULL) > end) return false;
   return true;
+}
+
+/* Staged puts leave their chunks in flight (issue 31: the device put's bandwidth): a put returns once its source may
+ * be reused, before its target copied it, and is complete there after quiet. 6 blocking puts of 900 KiB + 1 to next,
+ * then 14 of 4099 bytes (half from host, half from device memory), the source overwritten after each returns: more
+ * bytes than the bounce ring holds (a slot, 4 MiB at 2-3 PEs) and more chunks than may be in flight (16), so a place
+ * is reused only once answered; then a get (it must see the puts before it), a quiet (nothing left in flight), and
+ * next checks every byte. Targets wait 50 ms per chunk: no answer comes before the check after the first put. */
+static void pipeline(unsigned char *dloc, int next, int prev) {
+  enum { N = 20 };
+  const size_t big = ((size_t)900 << 10) + 1;
+  size_t at[N + 1] = {0};
+  for (unsigned i = 0; i < N; i++) at[i + 1] = at[i] + (i < 6 ? big : 4099);
+  unsigned char *buf = shmem_malloc_with_hints(at[N], SHMEMX_MALLOC_DEVICE), *h = malloc(big), *g = malloc(big);
+  CHECK(buf && h && g, "pipeline allocations");
+  if (!buf || !h || !g) return;
+  memset(buf, 0xee, at[N]);
+  shmem_barrier_all();
+  shoal_tl_ofi_info_t info;
+  for (unsigned i = 0; i < N; i++) {
+    unsigned char *src = i % 2 ? dloc : h;
+    const size_t sz = at[i + 1] - at[i];
+    fill(src, sz, me, 100 + i);
+    shmem_putmem(buf + at[i], src, sz, next);
+    memset(src, 0x5a, sz); /* reusable on return */
+    if (i == 0) {
+      shoal_tl_ofi_query(&info);
+      CHECK(info.stage_unanswered >= 1, "a staged put waited for its target's copy (%u chunks in flight after it)",
+            info.stage_unanswered);
+    }
+  }
+  shmem_getmem(g, buf + at[N - 1], 4099, next);
+  CHECK(bad_at(g, 4099, me, 100 + N - 1) == 4099, "a get after puts to the same PE missed them (byte %zu)",
+        bad_at(g, 4099, me, 100 + N - 1));
+  shmem_quiet();
+  shoal_tl_ofi_query(&info);
+  CHECK(info.stage_unanswered == 0, "%u staged put chunks in flight after quiet", info.stage_unanswered);
+  shmem_barrier_all();
+  shoal_tl_ofi_query(&info);
+  if (info.stage_early) /* correct (resent), only slow: the provider's send overtook its write */
+    printf("gpu_fake_far: PE %d: %llu chunk requests came before their bytes\n", me,
+           (unsigned long long)info.stage_early);
+  for (unsigned i = 0; i < N; i++) {
+    const size_t sz = at[i + 1] - at[i], b = bad_at(buf + at[i], sz, prev, 100 + i);
+    CHECK(b == sz, "pipelined put %u from PE %d: byte %zu of %zu is %#x", i, prev, b, sz, buf[at[i] + (b < sz ? b : 0)]);
+  }
+  shmem_barrier_all();
+  shmem_free(buf);
+  free(h), free(g);
 }
 
 static void amo_ops32(uint32_t *obj, int pe) {
@@ -83,6 +134,10 @@ int main(int argc, char **argv) {
   setenv("SHOAL_DEVICE_SYMMETRIC_SIZE", "16M", 1);
   shoal_gpu_test_backend = &fake;
   const char *mode = argc > 1 ? argv[1] : "";
+  /* pipeline-dc: delivery-complete writes, so no lazy fence: each chunk's request waits for its write's delivery */
+  const bool pipe = !strncmp(mode, "pipeline", 8);
+  if (pipe)
+    shoal_tl_ofi_test_force(SHOAL_TL_OFI_FORCE_SLOW_DPUT | (strcmp(mode, "pipeline-dc") ? 0 : SHOAL_TL_OFI_FORCE_DC));
   shmem_init();
   me = shmem_my_pe(), npes = shmem_n_pes();
   int next = (me + 1) % npes, prev = (me + npes - 1) % npes;
@@ -122,6 +177,11 @@ int main(int argc, char **argv) {
   CHECK(recv && dsrc && dloc && flags && cnt64 && obj64 && obj32 && ints && host && back, "allocations");
   CHECK(shoal_gpu_heap_owns(recv) && shoal_gpu_heap_owns(flags), "device heap");
 
+  if (pipe) {
+    pipeline(dloc, next, prev);
+    shmem_finalize();
+    return fails ? 1 : 0;
+  }
   /* Bad input, from PE 0 to the last PE (another node): one line naming routine and argument, a nonzero exit. */
   if (*mode) {
     const shoal_space_t *ds = &shoal_g.space[SHOAL_SPACE_DEVICE];

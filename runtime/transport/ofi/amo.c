@@ -28,9 +28,10 @@ static const char *req_name(int kind, int op) {
  * slot keeps the request and t, the endpoint it was issued on, whose fb_out counts it until the answer frees the
  * slot; quiet and fence on t wait for them (shoal_ofi_fb_drain), and the waits send them again and time them out
  * (shoal_ofi_fb_tend). At most fb_cap of them are in flight from a PE: the next waits for an answer. */
-/* Send a request; an answered one (not async) leaves its slot and message in *p for shoal_ofi_fb_finish. */
-static shoal_status_t fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
-                               uint64_t c, bool async, shoal_ofi_fb_pending_t *p) {
+/* Claim a waiter slot for a request (state 3: no answer may claim it yet; async: a place among the fb_cap in flight
+ * too) and make its message in p->m, with its id: not sent yet (fb_send). */
+static shoal_status_t fb_claim(int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,
+                               bool async, shoal_ofi_fb_pending_t *p) {
   if (!shoal_ofi.fallback_ok) {
     shoal_warn("fi_atomic: %s has no native %s on this type and no room for the message fallback (inject_size %zu)",
                shoal_ofi.info->fabric_attr->prov_name, req_name(kind, op), shoal_ofi.inject_size);
@@ -64,9 +65,18 @@ static shoal_status_t fb_start(txep_t *t, int kind, int space, int pe, size_t of
   amo_msg_t m = {.kind = (uint8_t)kind, .op = (uint8_t)op, .size = (uint8_t)size, .space = (uint8_t)space, .pe = shoal_ofi.me,
                  .off = off, .operand = v, .compare = c,
                  .id = (uint64_t)(w - shoal_ofi.waiters) | atomic_load(&w->gen) << 8, .token = shoal_ofi.rtoken[pe]};
+  *p = (shoal_ofi_fb_pending_t){.w = w, .m = m, .pe = pe};
+  return SHOAL_OK;
+}
+
+/* Send p's claimed request from ep (the main endpoint, or t's own: the staged put's chunk follows its write there),
+ * issued on t; on failure the slot is freed. */
+static shoal_status_t fb_send(txep_t *t, shoal_ofi_fb_pending_t *p, bool async, struct fid_ep *ep) {
+  waiter_t *w = p->w;
+  const int pe = p->pe;
   if (async) {
     int64_t now = now_ns();
-    w->m = m, w->pe = pe, w->owner = t;
+    w->m = p->m, w->pe = pe, w->owner = t;
     w->t0 = w->last = now, w->rto = RESEND_NS, w->resend = now + RESEND_NS;
     atomic_store(&w->async, true);
     atomic_fetch_add(&t->fb_out, 1); /* before state 1: the answer may come at once */
@@ -74,7 +84,10 @@ static shoal_status_t fb_start(txep_t *t, int kind, int space, int pe, size_t of
   atomic_store_explicit(&w->state, 1, memory_order_release);
   ssize_t r;
   /* A full transmit queue (behind a dead link, say): progress and the watch while it drains. */
-  while ((r = fi_inject(shoal_ofi.ep, &m, sizeof m, shoal_ofi.addr[pe])) == -FI_EAGAIN) shoal_ofi_progress_once();
+  while ((r = fi_inject(ep, &p->m, sizeof p->m, shoal_ofi.addr[pe])) == -FI_EAGAIN) {
+    shoal_ofi_progress_once();
+    if (ep != shoal_ofi.ep) fi_cntr_read(t->wcntr); /* a context's own endpoint: its progress */
+  }
   if (r) {
     uint32_t waiting = 1; /* nothing sent, nothing to answer it; only a resend's look (5) may hold it a moment */
     while (!atomic_compare_exchange_weak(&w->state, &waiting, 3)) waiting = 1;
@@ -86,9 +99,14 @@ static shoal_status_t fb_start(txep_t *t, int kind, int space, int pe, size_t of
     atomic_store(&w->state, 0);
     return shoal_ofi_fail("fi_inject", r);
   }
-  if (async) return SHOAL_OK;
-  *p = (shoal_ofi_fb_pending_t){.w = w, .m = m, .pe = pe};
   return SHOAL_OK;
+}
+
+/* Send a request; an answered one (not async) leaves its slot and message in *p for shoal_ofi_fb_finish. */
+static shoal_status_t fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
+                               uint64_t c, bool async, shoal_ofi_fb_pending_t *p) {
+  shoal_status_t rc = fb_claim(kind, space, pe, off, op, size, v, c, async, p);
+  return rc ? rc : fb_send(t, p, async, shoal_ofi.ep);
 }
 
 /* Wait for the answer of p's request (resending it, timing it out), free its slot; fetch gets the old value. */
@@ -143,6 +161,18 @@ shoal_status_t shoal_ofi_fb_finish(shoal_ofi_fb_pending_t *p, void *fetch) {
 shoal_status_t shoal_ofi_fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
                                   uint64_t c, shoal_ofi_fb_pending_t *p) {
   return fb_start(t, kind, space, pe, off, op, size, v, c, false, p);
+}
+
+shoal_status_t shoal_ofi_fb_claim(int kind, int space, int pe, size_t off, size_t size, uint64_t v, uint64_t c,
+                                  shoal_ofi_fb_pending_t *p) {
+  return fb_claim(kind, space, pe, off, 0, size, v, c, true, p);
+}
+shoal_status_t shoal_ofi_fb_post(txep_t *t, shoal_ofi_fb_pending_t *p, struct fid_ep *ep) {
+  return fb_send(t, p, true, ep);
+}
+void shoal_ofi_fb_unclaim(shoal_ofi_fb_pending_t *p) {
+  atomic_fetch_sub(&shoal_ofi.fb_async, 1);
+  atomic_store(&p->w->state, 0);
 }
 
 shoal_status_t shoal_ofi_fb_request(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,

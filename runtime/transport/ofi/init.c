@@ -216,6 +216,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   }
   shoal_ofi.stage_slot = shoal_ofi.reg[SHOAL_SPACE_STAGE].len / (size_t)b->size; /* 0: no staging region */
   pthread_mutex_init(&shoal_ofi.stage_mu, NULL);
+  shoal_ofi.slow_dput = force_flags & SHOAL_TL_OFI_FORCE_SLOW_DPUT;
   shoal_ofi.self = &shoal_tl_ofi_ops; /* for the watch (progress.c): before anything that can run it */
   shoal_ofi.mt = shoal_g.thread_level == SHMEM_THREAD_MULTIPLE;
   struct fi_info *info = NULL;
@@ -255,6 +256,9 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   uint64_t order = info->tx_attr->msg_order;
   shoal_ofi.lazy_fence = shoal_ofi.flush && (order & (FI_ORDER_RMA_WAW | FI_ORDER_WAW)) &&
                    (order & (FI_ORDER_ATOMIC_WAW | FI_ORDER_WAW)) && (order & (FI_ORDER_ATOMIC_RAW | FI_ORDER_RAW));
+  /* a staged put's request may follow its write on that endpoint at once (rma.c; where the provider orders writes
+   * as the lazy fence needs, it places a write's bytes in order, so the chunk's tag is last) */
+  shoal_ofi.stage_saw = shoal_ofi.lazy_fence && (order & FI_ORDER_SAW);
   SHOAL_DEBUG(SHOAL_SUB_OFI, "msg_order %#" PRIx64 ": fence %s", order,
               shoal_ofi.lazy_fence ? "noted, waited for by the next put or AMO" : "a quiet");
   SHOAL_DEBUG(SHOAL_SUB_OFI, "provider %s, fabric %s, domain %s; mr_mode %#x, data progress %s, inject %zu, %s",
@@ -562,7 +566,12 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .ordered_signal = shoal_ofi.lazy_fence && shoal_ofi.inject_size >= sizeof(uint64_t),
                                .cq_signal = shoal_ofi.cq_signal,
                                .counter_waits = atomic_load(&shoal_ofi.t0.cntr_waits),
-                               .dropped = atomic_load(&shoal_ofi.dropped)};
+                               .dropped = atomic_load(&shoal_ofi.dropped),
+                               .stage_early = atomic_load(&shoal_ofi.stage_early)};
+  pthread_mutex_lock(&shoal_ofi.stage_mu);
+  for (unsigned i = 0; i < shoal_ofi.stage_n; i++)
+    out->stage_unanswered += !shoal_ofi_fb_answered(&shoal_ofi.stage_q[(shoal_ofi.stage_head + i) % STAGE_INFLIGHT].p);
+  pthread_mutex_unlock(&shoal_ofi.stage_mu);
 }
 
 /* Every PE of the job: the address vector holds them all (a PE of this node too, under SHOAL_TRANSPORT=ofi). */

@@ -14,7 +14,8 @@ ssize_t shoal_ofi_send_msg(const amo_msg_t *m, int pe) {
 /* A request's work, on this PE's memory, once its fields are known to come from a member of the job: the AMO on a
  * registered host region, or on the device heap (shoal_comm_dev_amo), or a staged copy between the requester's slot
  * of the staging region and the device heap (shoal_comm_dev_copy), each checked against its region's bounds (the
- * device heap's by heap_gpu.c). Returns the status for the answer (0 done, 1 refused); *value the old value. */
+ * device heap's by heap_gpu.c). Returns the status for the answer (0 done, 1 refused), or 2: a staged put's chunk whose
+ * bytes have not all arrived (its tag is not there), to be left unanswered; *value the old value. */
 static uint8_t exec_req(const amo_msg_t *m, uint64_t *value) {
   const region_t *r = m->space < SHOAL_SPACE_MAX ? &shoal_ofi.reg[m->space] : NULL;
   *value = 0;
@@ -26,11 +27,18 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value) {
   if (m->kind == MSG_DPUT || m->kind == MSG_DGET) {
     const region_t *st = &shoal_ofi.reg[SHOAL_SPACE_STAGE];
     size_t slot = shoal_ofi.stage_slot;
-    /* compare: the offset in the sender's slot (a staged put's half; 0 for a get) */
-    if (m->space != SHOAL_SPACE_DEVICE || !st->mr || !slot || m->compare > slot || m->operand > slot - m->compare ||
-        (m->kind == MSG_DGET && m->compare) || (size_t)m->pe * slot > st->len - slot)
+    /* compare: the offset in the sender's slot (a staged put's chunk, with its tag after it; 0 for a get) */
+    const uint64_t need = m->kind == MSG_DPUT ? STAGE_TAG_AT(m->operand) + sizeof(uint64_t) : m->operand;
+    if (m->space != SHOAL_SPACE_DEVICE || !st->mr || !slot || m->compare > slot || m->operand > slot ||
+        need > slot - m->compare || (m->kind == MSG_DGET && m->compare) || (size_t)m->pe * slot > st->len - slot)
       return 1;
     char *buf = (char *)st->base + (size_t)m->pe * slot + m->compare;
+    if (m->kind == MSG_DPUT) {
+      uint64_t tag;
+      memcpy(&tag, buf + STAGE_TAG_AT(m->operand), sizeof tag);
+      if (tag != m->id) return 2; /* its bytes are not all here yet: the request again, once they are */
+    }
+    if (SHOAL_UNLIKELY(shoal_ofi.slow_dput) && m->kind == MSG_DPUT) nanosleep(&(struct timespec){0, 50000000}, NULL);
     return shoal_comm_dev_copy(m->off, buf, m->operand, m->kind == MSG_DPUT) ? 1 : 0;
   }
   if (m->space == SHOAL_SPACE_DEVICE)
@@ -68,6 +76,11 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
       rep.operand = d->value, rep.op = d->status;
     } else {
       rep.op = exec_req(m, &rep.operand); /* 1: refused */
+      if (rep.op == 2) { /* a staged put's chunk before its bytes: no answer, no record; its resend will find them */
+        pthread_mutex_unlock(&shoal_ofi.exec_mu);
+        atomic_fetch_add_explicit(&shoal_ofi.stage_early, 1, memory_order_relaxed);
+        return;
+      }
     }
     d->id = m->id, d->value = rep.operand, d->status = rep.op;
     pthread_mutex_unlock(&shoal_ofi.exec_mu);
@@ -94,7 +107,7 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
       txep_t *t = w->owner;
       if (m->op) {
         shoal_warn("fi_atomic: pe %d refused the %s at offset %" PRIu64 " of space %d", w->pe,
-                   amo_ops[w->m.op].name, w->m.off, w->m.space);
+                   w->m.kind == MSG_DPUT ? "staged put" : amo_ops[w->m.op].name, w->m.off, w->m.space);
         atomic_fetch_add(&t->fb_err, 1);
       }
       w->async = false;

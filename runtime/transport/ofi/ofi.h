@@ -123,7 +123,13 @@ enum { MSG_REQ = 1, MSG_REP = 2, MSG_DPUT = 3, MSG_DGET = 4 };
  * your device heap at off" (with size 1-8: those bytes are in compare, no slot); MSG_DGET: "copy operand bytes from
  * your device heap at off into my slot"; a MSG_REQ on space SHOAL_SPACE_DEVICE is an AMO the target does on its
  * device heap. Each is answered as an AMO (op: status). */
-#define STAGE_SLOT_MAX ((size_t)1 << 20)   /* bytes of one slot: one chunk of a staged get, two halves of a put */
+#define STAGE_SLOT_MAX ((size_t)4 << 20)   /* bytes of one slot: one chunk of a staged get */
+#define STAGE_INFLIGHT 16                  /* staged put chunks of a PE sent and not yet answered, at most */
+#define STAGE_CHUNK_MAX ((size_t)1 << 20)  /* bytes of a put's chunk: at most this and a quarter slot, less its tag */
+/* A put's chunk of len bytes at offset o of a slot is written with its tag: its request's id (amo_msg_t id) as 8
+ * bytes at o + STAGE_TAG_AT(len). The target copies it only if the tag is there: a request resent while its write is
+ * still on the way (another endpoint, another path) is left unanswered, never done on stale bytes. */
+#define STAGE_TAG_AT(len) (((len) + 7) & ~(size_t)7)
 #define STAGE_SLOT_MIN ((size_t)16 << 10)
 #define STAGE_TOTAL ((size_t)16 << 20)     /* the region is at most this (or npes * STAGE_SLOT_MIN), lazily touched */
 /* Bytes of one slot for a job of npes PEs: STAGE_TOTAL / npes in 4 KiB pages, within [STAGE_SLOT_MIN, _MAX]. */
@@ -153,6 +159,13 @@ typedef struct waiter {
   amo_msg_t m;
   int64_t t0, last, resend, rto; /* waiting since (stretches of waiting only), last look, next resend, its step */
 } waiter_t;
+
+/* A request of the fallback sent and not yet answered (shoal_ofi_fb_start / _finish: the staged put's pipeline). */
+typedef struct {
+  waiter_t *w;
+  amo_msg_t m;
+  int pe;
+} shoal_ofi_fb_pending_t;
 
 /* What one PE tells the others at init. */
 typedef struct wire {
@@ -233,6 +246,15 @@ extern struct shoal_ofi_state {
   const shoal_tl_ops_t *self; /* &shoal_tl_ofi_ops, set by tl_init: the watch probes the PEs reached through it */
   size_t stage_slot;          /* bytes of one staging slot (stage_slot(npes)); the region is reg[SHOAL_SPACE_STAGE] */
   pthread_mutex_t stage_mu;   /* this PE's staged operations, one at a time: its bounce and its slots at targets */
+  /* Staged put chunks sent (rma.c), oldest first, under stage_mu: each holds [off, off + len) of the bounce and of
+   * its target's slot until answered (its request is a non-fetching one: quiet and fence wait for it). */
+  struct stage_fly { shoal_ofi_fb_pending_t p; size_t off, len; } stage_q[STAGE_INFLIGHT];
+  unsigned stage_head, stage_n;
+  size_t stage_pos;           /* where the next chunk goes in the bounce (a ring of stage_slot bytes) */
+  bool slow_dput;             /* SHOAL_TL_OFI_FORCE_SLOW_DPUT (tests): 50 ms before each staged put chunk's copy */
+  bool stage_saw;             /* the provider orders a send after a write (FI_ORDER_SAW): a chunk's request follows
+                               * its write on the same endpoint without waiting for its delivery */
+  _Atomic uint64_t stage_early; /* chunk requests that came before their data (tag mismatch): left unanswered */
 } shoal_ofi;
 
 static inline int64_t now_ns(void) {
@@ -334,18 +356,24 @@ void shoal_ofi_ctx_destroy(void *h);
 /* A request of the message fallback (kind MSG_REQ: an AMO; MSG_DPUT, MSG_DGET: a staged copy of v bytes) to pe, and
  * its answer: a non-fetching AMO returns once sent (quiet and fence wait for it), the others wait for the answer
  * (fetch: the old value's size bytes). */
-/* A request of the fallback sent and not yet answered (shoal_ofi_fb_start / _finish: the staged put's pipeline). */
-typedef struct {
-  waiter_t *w;
-  amo_msg_t m;
-  int pe;
-} shoal_ofi_fb_pending_t;
 /* Send a request that will be answered (not a fire-and-forget AMO) without waiting; shoal_ofi_fb_finish waits for
  * its answer (resends and timeouts as shoal_ofi_fb_request's) and must follow, once, on every success. */
 shoal_status_t shoal_ofi_helpers_to(const cpu_set_t *cpus, int *moved);
 shoal_status_t shoal_ofi_fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
                                   uint64_t c, shoal_ofi_fb_pending_t *p);
 shoal_status_t shoal_ofi_fb_finish(shoal_ofi_fb_pending_t *p, void *fetch);
+/* A request sent as a non-fetching one (answered in the background; t's quiet and fence wait for it, fb_out) in two
+ * steps: claim its slot (p->m.id known: a staged put's chunk carries it), then post it from ep (the main endpoint or
+ * t's) or unclaim it. *p stays for shoal_ofi_fb_answered: the chunk's place is reused once it is answered. */
+shoal_status_t shoal_ofi_fb_claim(int kind, int space, int pe, size_t off, size_t size, uint64_t v, uint64_t c,
+                                  shoal_ofi_fb_pending_t *p);
+shoal_status_t shoal_ofi_fb_post(txep_t *t, shoal_ofi_fb_pending_t *p, struct fid_ep *ep);
+void shoal_ofi_fb_unclaim(shoal_ofi_fb_pending_t *p);
+/* p's request (shoal_ofi_fb_post) has its answer: its waiter was freed since (and maybe taken again). */
+static inline bool shoal_ofi_fb_answered(const shoal_ofi_fb_pending_t *p) {
+  return atomic_load_explicit(&p->w->state, memory_order_acquire) == 0 ||
+         atomic_load_explicit(&p->w->gen, memory_order_acquire) != p->m.id >> 8;
+}
 shoal_status_t shoal_ofi_fb_request(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
                                     uint64_t c, void *fetch);
 shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,

@@ -311,7 +311,8 @@ void shoal_ofi_fb_tend(bool force) {
       if (to && now - w->t0 > to)
         shoal_fatal("ofi", "PE %d did not answer for %.1f s (a %s request of the message fallback: link down, the PE "
                     "stopped or gone, or the message lost; SHOAL_OFI_TIMEOUT=%lld): ending the job", w->pe,
-                    (double)(now - w->t0) / 1e9, amo_ops[w->m.op].name, (long long)(to / 1000000000));
+                    (double)(now - w->t0) / 1e9, w->m.kind == MSG_DPUT ? "staged put" : amo_ops[w->m.op].name,
+                    (long long)(to / 1000000000));
     }
     atomic_store_explicit(&w->state, 1, memory_order_release);
   }

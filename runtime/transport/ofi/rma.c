@@ -108,8 +108,8 @@ static shoal_status_t stage_fence(txep_t *t) {
   return SHOAL_UNLIKELY(t->fence_w || t->fence_a) ? shoal_ofi_fence_before(t, true, true) : SHOAL_OK;
 }
 
-/* n bytes of this PE's bounce into its slot at pe, at soff of the slot (soff + n at most a slot), delivered
- * (FI_DELIVERY_COMPLETE: in pe's memory once counted) before the request that copies them is sent. */
+/* n bytes of this PE's bounce at soff into its slot at pe at the same offset (soff + n at most a slot), posted; the
+ * next WAIT_W(t) has them delivered (FI_DELIVERY_COMPLETE: in pe's memory once counted). */
 static shoal_status_t stage_write(txep_t *t, const char *bounce, size_t n, int pe, size_t soff) {
   uint64_t raddr = shoal_ofi.rbase[SHOAL_SPACE_STAGE][pe] + (uint64_t)shoal_ofi.me * shoal_ofi.stage_slot + soff;
   for (size_t done = 0, len; done < n; done += len) {
@@ -118,7 +118,7 @@ static shoal_status_t stage_write(txep_t *t, const char *bounce, size_t n, int p
     if (rc) return rc;
     atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
   }
-  return WAIT_W(t);
+  return SHOAL_OK;
 }
 
 /* n bytes (at most a slot) of this PE's slot at pe, which pe filled before answering, into the bounce. */
@@ -133,14 +133,44 @@ static shoal_status_t stage_read(txep_t *t, char *bounce, size_t n, int pe) {
   return WAIT_R(t);
 }
 
+/* ---- staged put chunks in flight (ofi.h stage_q; under stage_mu) ---- */
+/* The oldest one answered: waits as the fallback's waits do (answers, resends, the watch's timeout: never a hang). */
+static void stage_retire(void) {
+  const shoal_ofi_fb_pending_t *p = &shoal_ofi.stage_q[shoal_ofi.stage_head].p;
+  shoal_wait_t ws = {0};
+  for (unsigned spins = 0; !shoal_ofi_fb_answered(p); spins++) shoal_ofi_fb_step(&ws, spins);
+  shoal_ofi.stage_head = (shoal_ofi.stage_head + 1) % STAGE_INFLIGHT;
+  shoal_ofi.stage_n--;
+}
+
+/* [pos, pos + len) of the bounce (and of the slots at targets) free: every chunk in flight there answered, and a
+ * place in the queue. */
+static void stage_room(size_t pos, size_t len) {
+  for (;;) {
+    while (shoal_ofi.stage_n && shoal_ofi_fb_answered(&shoal_ofi.stage_q[shoal_ofi.stage_head].p)) stage_retire();
+    bool clash = shoal_ofi.stage_n == STAGE_INFLIGHT;
+    for (unsigned i = 0; i < shoal_ofi.stage_n && !clash; i++) {
+      const struct stage_fly *f = &shoal_ofi.stage_q[(shoal_ofi.stage_head + i) % STAGE_INFLIGHT];
+      clash = f->off < pos + len && pos < f->off + f->len && !shoal_ofi_fb_answered(&f->p);
+    }
+    if (!clash) return;
+    stage_retire();
+  }
+}
+
 /* A put (put true: from buf) or get (into buf) of n bytes at off of pe's device heap. A put of at most 8 bytes: in
- * the request itself. A larger put, half a slot at a time in
- * two halves: the chunk copied into its half of the bounce (buf may be device memory), written to that half of pe's
- * slot, then MSG_DPUT (the half's offset in its compare field) sent without waiting; the next chunk goes to the
- * other half while pe copies this one into its device heap, and a half is reused only once its request was answered
- * (so the copies of pe and the writes of this PE overlap). Get, a slot at a time: MSG_DGET and its answer (pe copied
- * the chunk into the slot), the slot read into the bounce, then copied to buf. Complete at pe on return; one staged
- * operation of this PE at a time. */
+ * the request itself. A larger put, in chunks (STAGE_CHUNK_MAX, a quarter slot at most): each chunk copied into the
+ * bounce (buf may be device memory; the bounce, this PE's own slot, is a ring), its tag (its request's id) after it,
+ * both written to the same place of this PE's slot at pe, then MSG_DPUT ("copy it into your device heap") sent as a
+ * non-fetching request: from t's endpoint right behind the write where the provider orders a send after a write
+ * (stage_saw), else from the main endpoint once the write is delivered. pe copies a chunk only with its tag there
+ * (a request resent from the main endpoint may overtake its write). The copy of the next chunk overlaps the network's
+ * transfer of this one, and pe's copies and answers overlap both, across calls too; a place of the ring is reused
+ * once its chunk is answered. So a put returns once buf may be reused, complete at pe after t's quiet or fence (the
+ * spec's put, blocking or not, is complete at the target only after a quiet). Get, a slot at a time, after every
+ * chunk in flight: MSG_DGET and its answer (pe copied the chunk into the slot; a fetching request waits for the
+ * non-fetching ones in flight to pe), the slot read into the bounce, then copied to buf; complete on return. One
+ * staged call of this PE at a time. */
 static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t n, bool put) {
   size_t slot = shoal_ofi.stage_slot;
   const region_t *st = &shoal_ofi.reg[SHOAL_SPACE_STAGE];
@@ -162,33 +192,38 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
   char *bounce = (char *)st->base + (size_t)shoal_ofi.me * slot;
   pthread_mutex_lock(&shoal_ofi.stage_mu);
   if (put) {
-    const size_t half = slot / 2; /* slots are whole pages, 16 KiB at least */
-    shoal_ofi_fb_pending_t pend[2];
-    bool busy[2] = {false, false};
-    unsigned h = 0;
-    for (size_t done = 0, len; !rc && done < n; done += len, h ^= 1) {
-      len = n - done < half ? n - done : half;
-      if (busy[h]) {
-        busy[h] = false;
-        if ((rc = shoal_ofi_fb_finish(&pend[h], NULL))) break;
-      }
-      if (shoal_comm_dev_memcpy(bounce + h * half, buf + done, len)) {
+    /* a place holds the chunk and its tag; a quarter slot at most, so four fit the ring (slots: whole pages) */
+    const size_t chunk = (slot / 4 < STAGE_CHUNK_MAX ? slot / 4 : STAGE_CHUNK_MAX) - 2 * sizeof(uint64_t);
+    size_t pos = shoal_ofi.stage_pos;
+    for (size_t done = 0, len; !rc && done < n; done += len) {
+      len = n - done < chunk ? n - done : chunk;
+      const size_t span = STAGE_TAG_AT(len) + sizeof(uint64_t);
+      if (pos + span > slot) pos = 0;
+      stage_room(pos, span);
+      struct stage_fly *f = &shoal_ofi.stage_q[(shoal_ofi.stage_head + shoal_ofi.stage_n) % STAGE_INFLIGHT];
+      if ((rc = shoal_ofi_fb_claim(MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off + done, 0, len, pos, &f->p))) break;
+      if (shoal_comm_dev_memcpy(bounce + pos, buf + done, len)) {
         rc = SHOAL_ERR;
         shoal_warn("shoal_tl_ofi_dev_put: copy of %zu bytes through the bounce buffer failed", len);
+      } else {
+        memcpy(bounce + pos + STAGE_TAG_AT(len), &f->p.m.id, sizeof(uint64_t));
+        rc = stage_write(t, bounce + pos, span, pe, pos);
+        if (!rc && !shoal_ofi.stage_saw) rc = WAIT_W(t);
+      }
+      if (rc) {
+        shoal_ofi_fb_unclaim(&f->p);
         break;
       }
-      rc = stage_write(t, bounce + h * half, len, pe, h * half);
-      if (!rc) rc = shoal_ofi_fb_start(t, MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off + done, 0, 0, len, h * half, &pend[h]);
-      busy[h] = !rc;
+      if ((rc = shoal_ofi_fb_post(t, &f->p, shoal_ofi.stage_saw ? t->ep : shoal_ofi.ep))) break;
+      f->off = pos, f->len = span;
+      shoal_ofi.stage_n++;
+      pos += span;
     }
-    for (h = 0; h < 2; h++) /* both answered before returning, whatever failed */
-      if (busy[h]) {
-        shoal_status_t r2 = shoal_ofi_fb_finish(&pend[h], NULL);
-        if (!rc) rc = r2;
-      }
+    shoal_ofi.stage_pos = pos;
     pthread_mutex_unlock(&shoal_ofi.stage_mu);
     return rc;
   }
+  stage_room(0, slot);
   for (size_t done = 0, len; !rc && done < n; done += len) {
     len = n - done < slot ? n - done : slot;
     rc = shoal_ofi_fb_request(t, MSG_DGET, SHOAL_SPACE_DEVICE, pe, off + done, 0, 0, len, 0, NULL);
