@@ -123,7 +123,7 @@ static __attribute__((cold, noinline)) void dev_rma(const char *routine, void *e
 
 /* A local buffer in GPU memory (a put's source, a get's destination) with a PE of another node: the transports
  * read and write host memory only (no FI_HMEM here), so the bytes go through a pinned bounce buffer, BOUNCE at a
- * time, with blocking transfers (complete on return, the nbi forms too, as the staged device-heap path). One bounce
+ * time, with blocking transfers (complete on return, the nbi forms too). One bounce
  * per process, under a lock: only jobs with a GPU come here. NVSHMEM's host RMA takes GPU buffers; so does this. */
 #define BOUNCE ((size_t)1 << 20)
 /* A symmetric space's own buffer answers from its flag; only other addresses cost the backend's query (on CUDA a

@@ -674,10 +674,12 @@ void shmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int 
 
 /* Copies enqueued on a stream complete in stream order, and a completed copy is visible at its target: nothing to
  * add. Without a GPU the host forms completed already. With PEs of other nodes the stream's kernels may have posted
- * to the device proxy: the stream is drained, then the proxy (host-blocking, as the far copies above). */
+ * to the device proxy, and the far puts above return before their target has them (the staged path completes at
+ * quiet): the stream is drained, then the proxy, then the default context (host-blocking). */
 static void far_stream_drain(const char *routine, void *stream) {
   if (shoal_gpu_ops.stream_sync(stream)) shoal_fatal(routine, "cannot synchronize stream %p", stream);
   shoal_proxy_drain(routine, true);
+  shoal_comm_quiet(routine, NULL);
 }
 
 void shmemx_quiet_on_stream(void *stream) {

@@ -73,12 +73,20 @@ static void pipeline(unsigned char *dloc, int next, int prev) {
   shmem_quiet();
   shoal_tl_ofi_query(&info);
   CHECK(info.stage_unanswered == 0, "%u staged put chunks in flight after quiet", info.stage_unanswered);
+  /* shmemx_quiet_on_stream completes the stream form's far puts too (they go on the default context) */
+  fill(h, 4099, me, 99);
+  shmemx_putmem_on_stream(buf, h, 4099, next, NULL);
+  shmemx_quiet_on_stream(NULL);
+  shoal_tl_ofi_query(&info);
+  CHECK(info.stage_unanswered == 0, "%u staged put chunks in flight after shmemx_quiet_on_stream",
+        info.stage_unanswered);
   shmem_barrier_all();
   shoal_tl_ofi_query(&info);
   if (info.stage_early) /* correct (resent), only slow: the provider's send overtook its write */
     printf("gpu_fake_far: PE %d: %llu chunk requests came before their bytes\n", me,
            (unsigned long long)info.stage_early);
-  for (unsigned i = 0; i < N; i++) {
+  CHECK(bad_at(buf, 4099, prev, 99) == 4099, "putmem_on_stream + quiet_on_stream from PE %d", prev);
+  for (unsigned i = 1; i < N; i++) {
     const size_t sz = at[i + 1] - at[i], b = bad_at(buf + at[i], sz, prev, 100 + i);
     CHECK(b == sz, "pipelined put %u from PE %d: byte %zu of %zu is %#x", i, prev, b, sz, buf[at[i] + (b < sz ? b : 0)]);
   }

@@ -256,11 +256,14 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   uint64_t order = info->tx_attr->msg_order;
   shoal_ofi.lazy_fence = shoal_ofi.flush && (order & (FI_ORDER_RMA_WAW | FI_ORDER_WAW)) &&
                    (order & (FI_ORDER_ATOMIC_WAW | FI_ORDER_WAW)) && (order & (FI_ORDER_ATOMIC_RAW | FI_ORDER_RAW));
-  /* a staged put's request may follow its write on that endpoint at once (rma.c; where the provider orders writes
-   * as the lazy fence needs, it places a write's bytes in order, so the chunk's tag is last) */
-  shoal_ofi.stage_saw = shoal_ofi.lazy_fence && (order & FI_ORDER_SAW);
-  SHOAL_DEBUG(SHOAL_SUB_OFI, "msg_order %#" PRIx64 ": fence %s", order,
-              shoal_ofi.lazy_fence ? "noted, waited for by the next put or AMO" : "a quiet");
+  /* a staged put's request may follow its write on that endpoint at once (rma.c): the provider orders a send after
+   * a write, and places a write's bytes in order up to max_order_waw_size (the chunk's tag last: a resend that
+   * overtakes its write finds no tag) */
+  shoal_ofi.stage_saw = shoal_ofi.lazy_fence && (order & FI_ORDER_SAW) &&
+                        info->ep_attr->max_order_waw_size >= STAGE_CHUNK_MAX + 2 * sizeof(uint64_t);
+  SHOAL_DEBUG(SHOAL_SUB_OFI, "msg_order %#" PRIx64 ": fence %s; max_order_waw_size %zu: staged put requests %s", order,
+              shoal_ofi.lazy_fence ? "noted, waited for by the next put or AMO" : "a quiet",
+              info->ep_attr->max_order_waw_size, shoal_ofi.stage_saw ? "right behind their writes" : "after delivery");
   SHOAL_DEBUG(SHOAL_SUB_OFI, "provider %s, fabric %s, domain %s; mr_mode %#x, data progress %s, inject %zu, %s",
               info->fabric_attr->prov_name, info->fabric_attr->name, info->domain_attr->name,
               info->domain_attr->mr_mode, info->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",

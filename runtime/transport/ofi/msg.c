@@ -36,7 +36,8 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value) {
     if (m->kind == MSG_DPUT) {
       uint64_t tag;
       memcpy(&tag, buf + STAGE_TAG_AT(m->operand), sizeof tag);
-      if (tag != m->id) return 2; /* its bytes are not all here yet: the request again, once they are */
+      if (tag != (m->id ^ shoal_ofi.token)) return 2; /* its bytes are not all here yet: the request again, later */
+      atomic_thread_fence(memory_order_acquire);      /* the bytes before the tag, as the provider placed them */
     }
     if (SHOAL_UNLIKELY(shoal_ofi.slow_dput) && m->kind == MSG_DPUT) nanosleep(&(struct timespec){0, 50000000}, NULL);
     return shoal_comm_dev_copy(m->off, buf, m->operand, m->kind == MSG_DPUT) ? 1 : 0;

@@ -126,8 +126,8 @@ enum { MSG_REQ = 1, MSG_REP = 2, MSG_DPUT = 3, MSG_DGET = 4 };
 #define STAGE_SLOT_MAX ((size_t)4 << 20)   /* bytes of one slot: one chunk of a staged get */
 #define STAGE_INFLIGHT 16                  /* staged put chunks of a PE sent and not yet answered, at most */
 #define STAGE_CHUNK_MAX ((size_t)1 << 20)  /* bytes of a put's chunk: at most this and a quarter slot, less its tag */
-/* A put's chunk of len bytes at offset o of a slot is written with its tag: its request's id (amo_msg_t id) as 8
- * bytes at o + STAGE_TAG_AT(len). The target copies it only if the tag is there: a request resent while its write is
+/* A put's chunk of len bytes at offset o of a slot is written with its tag: its request's id (amo_msg_t id) xor the
+ * target's token, as 8 bytes at o + STAGE_TAG_AT(len). The target copies it only if the tag is there: a request resent while its write is
  * still on the way (another endpoint, another path) is left unanswered, never done on stale bytes. */
 #define STAGE_TAG_AT(len) (((len) + 7) & ~(size_t)7)
 #define STAGE_SLOT_MIN ((size_t)16 << 10)
@@ -160,7 +160,8 @@ typedef struct waiter {
   int64_t t0, last, resend, rto; /* waiting since (stretches of waiting only), last look, next resend, its step */
 } waiter_t;
 
-/* A request of the fallback sent and not yet answered (shoal_ofi_fb_start / _finish: the staged put's pipeline). */
+/* A request of the fallback sent and not yet answered (shoal_ofi_fb_start / _finish), or a staged put's chunk
+ * (shoal_ofi_fb_claim / _post, then shoal_ofi_fb_answered). */
 typedef struct {
   waiter_t *w;
   amo_msg_t m;
@@ -248,7 +249,7 @@ extern struct shoal_ofi_state {
   pthread_mutex_t stage_mu;   /* this PE's staged operations, one at a time: its bounce and its slots at targets */
   /* Staged put chunks sent (rma.c), oldest first, under stage_mu: each holds [off, off + len) of the bounce and of
    * its target's slot until answered (its request is a non-fetching one: quiet and fence wait for it). */
-  struct stage_fly { shoal_ofi_fb_pending_t p; size_t off, len; } stage_q[STAGE_INFLIGHT];
+  struct stage_fly { shoal_ofi_fb_pending_t p; size_t off, len; struct txep *t; } stage_q[STAGE_INFLIGHT];
   unsigned stage_head, stage_n;
   size_t stage_pos;           /* where the next chunk goes in the bounce (a ring of stage_slot bytes) */
   bool slow_dput;             /* SHOAL_TL_OFI_FORCE_SLOW_DPUT (tests): 50 ms before each staged put chunk's copy */

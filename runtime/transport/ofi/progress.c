@@ -380,8 +380,10 @@ void shoal_ofi_fb_step(shoal_wait_t *ws, unsigned spins) {
 
 shoal_status_t shoal_ofi_fb_drain(txep_t *t) {
   shoal_wait_t ws = {0};
-  for (unsigned spins = 0; atomic_load_explicit(&t->fb_out, memory_order_acquire); spins++)
+  for (unsigned spins = 0; atomic_load_explicit(&t->fb_out, memory_order_acquire); spins++) {
     shoal_ofi_fb_step(&ws, spins);
+    if (t != &shoal_ofi.t0) fi_cntr_read(t->wcntr); /* its own endpoint's progress: staged chunks' writes and sends */
+  }
   if (SHOAL_UNLIKELY(atomic_load(&t->fb_err))) {
     atomic_store(&t->fb_err, 0);
     return SHOAL_ERR_INVAL;

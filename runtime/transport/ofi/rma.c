@@ -136,9 +136,12 @@ static shoal_status_t stage_read(txep_t *t, char *bounce, size_t n, int pe) {
 /* ---- staged put chunks in flight (ofi.h stage_q; under stage_mu) ---- */
 /* The oldest one answered: waits as the fallback's waits do (answers, resends, the watch's timeout: never a hang). */
 static void stage_retire(void) {
-  const shoal_ofi_fb_pending_t *p = &shoal_ofi.stage_q[shoal_ofi.stage_head].p;
+  const struct stage_fly *f = &shoal_ofi.stage_q[shoal_ofi.stage_head];
   shoal_wait_t ws = {0};
-  for (unsigned spins = 0; !shoal_ofi_fb_answered(p); spins++) shoal_ofi_fb_step(&ws, spins);
+  for (unsigned spins = 0; !shoal_ofi_fb_answered(&f->p); spins++) {
+    shoal_ofi_fb_step(&ws, spins);
+    if (f->t != &shoal_ofi.t0) fi_cntr_read(f->t->wcntr); /* the endpoint it went on: a provider's progress there */
+  }
   shoal_ofi.stage_head = (shoal_ofi.stage_head + 1) % STAGE_INFLIGHT;
   shoal_ofi.stage_n--;
 }
@@ -206,7 +209,8 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
         rc = SHOAL_ERR;
         shoal_warn("shoal_tl_ofi_dev_put: copy of %zu bytes through the bounce buffer failed", len);
       } else {
-        memcpy(bounce + pos + STAGE_TAG_AT(len), &f->p.m.id, sizeof(uint64_t));
+        const uint64_t tag = f->p.m.id ^ shoal_ofi.rtoken[pe]; /* the target's secret in it: no old bytes match */
+        memcpy(bounce + pos + STAGE_TAG_AT(len), &tag, sizeof tag);
         rc = stage_write(t, bounce + pos, span, pe, pos);
         if (!rc && !shoal_ofi.stage_saw) rc = WAIT_W(t);
       }
@@ -215,7 +219,7 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
         break;
       }
       if ((rc = shoal_ofi_fb_post(t, &f->p, shoal_ofi.stage_saw ? t->ep : shoal_ofi.ep))) break;
-      f->off = pos, f->len = span;
+      f->off = pos, f->len = span, f->t = t;
       shoal_ofi.stage_n++;
       pos += span;
     }
