@@ -102,7 +102,7 @@ static shoal_status_t fb_send(txep_t *t, shoal_ofi_fb_pending_t *p, bool async, 
   return SHOAL_OK;
 }
 
-/* Send a request; an answered one (not async) leaves its slot and message in *p for shoal_ofi_fb_finish. */
+/* Send a request; an answered one (not async) leaves its slot and message in *p for fb_finish. */
 static shoal_status_t fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
                                uint64_t c, bool async, shoal_ofi_fb_pending_t *p) {
   shoal_status_t rc = fb_claim(kind, space, pe, off, op, size, v, c, async, p);
@@ -110,7 +110,7 @@ static shoal_status_t fb_start(txep_t *t, int kind, int space, int pe, size_t of
 }
 
 /* Wait for the answer of p's request (resending it, timing it out), free its slot; fetch gets the old value. */
-shoal_status_t shoal_ofi_fb_finish(shoal_ofi_fb_pending_t *p, void *fetch) {
+static shoal_status_t fb_finish(shoal_ofi_fb_pending_t *p, void *fetch) {
   waiter_t *w = p->w;
   const amo_msg_t m = p->m;
   const int pe = p->pe, kind = m.kind, op = m.op, space = m.space;
@@ -158,11 +158,6 @@ shoal_status_t shoal_ofi_fb_finish(shoal_ofi_fb_pending_t *p, void *fetch) {
   return SHOAL_OK;
 }
 
-shoal_status_t shoal_ofi_fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
-                                  uint64_t c, shoal_ofi_fb_pending_t *p) {
-  return fb_start(t, kind, space, pe, off, op, size, v, c, false, p);
-}
-
 shoal_status_t shoal_ofi_fb_claim(int kind, int space, int pe, size_t off, size_t size, uint64_t v, uint64_t c,
                                   shoal_ofi_fb_pending_t *p) {
   return fb_claim(kind, space, pe, off, 0, size, v, c, true, p);
@@ -180,7 +175,7 @@ shoal_status_t shoal_ofi_fb_request(txep_t *t, int kind, int space, int pe, size
   const bool async = kind == MSG_REQ && amo_ops[op].kind == K_WRITE;
   shoal_ofi_fb_pending_t p;
   shoal_status_t rc = fb_start(t, kind, space, pe, off, op, size, v, c, async, &p);
-  return rc || async ? rc : shoal_ofi_fb_finish(&p, fetch);
+  return rc || async ? rc : fb_finish(&p, fetch);
 }
 
 shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, int op, int type, const void *operand,

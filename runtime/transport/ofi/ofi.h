@@ -160,7 +160,7 @@ typedef struct waiter {
   int64_t t0, last, resend, rto; /* waiting since (stretches of waiting only), last look, next resend, its step */
 } waiter_t;
 
-/* A request of the fallback sent and not yet answered (shoal_ofi_fb_start / _finish), or a staged put's chunk
+/* A request of the fallback sent and not yet answered (amo.c's fb_start / fb_finish), or a staged put's chunk
  * (shoal_ofi_fb_claim / _post, then shoal_ofi_fb_answered). */
 typedef struct {
   waiter_t *w;
@@ -357,12 +357,7 @@ void shoal_ofi_ctx_destroy(void *h);
 /* A request of the message fallback (kind MSG_REQ: an AMO; MSG_DPUT, MSG_DGET: a staged copy of v bytes) to pe, and
  * its answer: a non-fetching AMO returns once sent (quiet and fence wait for it), the others wait for the answer
  * (fetch: the old value's size bytes). */
-/* Send a request that will be answered (not a fire-and-forget AMO) without waiting; shoal_ofi_fb_finish waits for
- * its answer (resends and timeouts as shoal_ofi_fb_request's) and must follow, once, on every success. */
 shoal_status_t shoal_ofi_helpers_to(const cpu_set_t *cpus, int *moved);
-shoal_status_t shoal_ofi_fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
-                                  uint64_t c, shoal_ofi_fb_pending_t *p);
-shoal_status_t shoal_ofi_fb_finish(shoal_ofi_fb_pending_t *p, void *fetch);
 /* A request sent as a non-fetching one (answered in the background; t's quiet and fence wait for it, fb_out) in two
  * steps: claim its slot (p->m.id known: a staged put's chunk carries it), then post it from ep (the main endpoint or
  * t's) or unclaim it. *p stays for shoal_ofi_fb_answered: the chunk's place is reused once it is answered. */
