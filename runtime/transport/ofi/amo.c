@@ -199,8 +199,15 @@ shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, in
   else if (needs_operand) memcpy(&v, operand, size);
   if (kind == K_CMP) memcpy(&c, compare, size);
   shoal_status_t rc;
-  if (SHOAL_UNLIKELY(t->fence_w || t->fence_a) && (rc = shoal_ofi_fence_before(t, true, !shoal_ofi.native[type])))
-    return rc;
+  if (SHOAL_UNLIKELY(t->fence_w || t->fence_a)) {
+    /* A fallback request sent on t's endpoint behind its puts is performed after them where the provider processes
+     * a send after the writes before it (saw): the fence costs no quiet's round trip (PRK stencil's put, fence,
+     * inc; issue 29). Resends go from the main endpoint too, behind the same writes; so only t0 (a context's own
+     * endpoint would let a resend pass its writes while they are still on the way). */
+    if (!shoal_ofi.native[type] && shoal_ofi.saw && !t->fence_a && t->ep == shoal_ofi.ep)
+      return shoal_ofi_fb_request(t, MSG_REQ, space, pe, off, op, size, v, c, fetch);
+    if ((rc = shoal_ofi_fence_before(t, true, !shoal_ofi.native[type]))) return rc;
+  }
   if (!shoal_ofi.native[type]) return shoal_ofi_fb_request(t, MSG_REQ, space, pe, off, op, size, v, c, fetch);
 
   uint64_t raddr = shoal_ofi.rbase[space][pe] + off, key = shoal_ofi.rkey[space][pe];

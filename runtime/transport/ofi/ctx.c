@@ -19,6 +19,7 @@ void shoal_ofi_tx_close(txep_t *t) {
   shoal_ofi_close_fid(&t->rcntr);
   shoal_ofi_close_fid(&t->txcq);
   free((void *)t->dirty);
+  free(t->bounce);
   pthread_mutex_destroy(&t->mu);
   free(t);
 }

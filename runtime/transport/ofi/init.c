@@ -373,6 +373,12 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   /* Fallback AMOs: receives posted before the exchange, so that a peer's first request finds one. */
   shoal_ofi.inject_size = info->tx_attr->inject_size;
   shoal_ofi.max_msg = info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : SIZE_MAX;
+  shoal_ofi.saw = shoal_ofi.stage_saw && info->ep_attr->max_order_waw_size >= shoal_ofi.max_msg;
+  shoal_ofi.bounce_ok = shoal_ofi.flush && !(info->domain_attr->mr_mode & FI_MR_LOCAL) &&
+                        shoal_ofi.max_msg >= BOUNCE_PUT_MAX && shoal_ofi.inject_size < BOUNCE_PUT_MAX;
+  SHOAL_DEBUG(SHOAL_SUB_OFI, "AMOs after a fence: %s; blocking puts of %zu-%zu bytes: %s",
+              shoal_ofi.saw ? "behind the puts, no quiet" : "after a quiet", shoal_ofi.inject_size + 1, BOUNCE_PUT_MAX,
+              shoal_ofi.bounce_ok ? "copied, no wait" : "wait for their write");
   shoal_ofi.fallback_ok = shoal_ofi.inject_size >= sizeof(amo_msg_t);
   /* At most the receive queue's size (a provider with a smaller one would make shoal_ofi_post_recv retry for ever). */
   size_t nrecv = info->rx_attr && info->rx_attr->size && info->rx_attr->size < NRECV ? info->rx_attr->size : NRECV;
@@ -524,6 +530,7 @@ static void tl_fini(void) {
   fi_freeinfo(shoal_ofi.info);
   free(shoal_ofi.addr);
   free((void *)shoal_ofi.t0.dirty);
+  free(shoal_ofi.t0.bounce);
   free(shoal_ofi.rtoken);
   free(shoal_ofi.done);
   for (int s = 0; s < SHOAL_SPACE_MAX; s++) free(shoal_ofi.rbase[s]), free(shoal_ofi.rkey[s]), free(shoal_ofi.rlen[s]);
@@ -570,7 +577,9 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .cq_signal = shoal_ofi.cq_signal,
                                .counter_waits = atomic_load(&shoal_ofi.t0.cntr_waits),
                                .dropped = atomic_load(&shoal_ofi.dropped),
-                               .stage_early = atomic_load(&shoal_ofi.stage_early)};
+                               .stage_early = atomic_load(&shoal_ofi.stage_early),
+                               .saw = shoal_ofi.saw,
+                               .bounce = shoal_ofi.bounce_ok};
   pthread_mutex_lock(&shoal_ofi.stage_mu);
   for (unsigned i = 0; i < shoal_ofi.stage_n; i++)
     out->stage_unanswered += !shoal_ofi_fb_answered(&shoal_ofi.stage_q[(shoal_ofi.stage_head + i) % STAGE_INFLIGHT].p);

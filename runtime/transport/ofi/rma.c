@@ -26,6 +26,20 @@ static shoal_status_t put_common(txep_t *t, int space, int pe, size_t off, const
     mark_dirty(t, pe);
     return SHOAL_OK;
   }
+  if (!nbi && n <= BOUNCE_PUT_MAX && shoal_ofi.bounce_ok) {
+    if (SHOAL_UNLIKELY(!t->bounce) && !(t->bounce = malloc(BOUNCE_BYTES))) return SHOAL_ERR_NOMEM;
+    if (t->bounce_pos + n > BOUNCE_BYTES) { /* full: every write of t done, so is every copy's read */
+      if ((rc = WAIT_W(t))) return rc;
+      t->bounce_pos = 0;
+    }
+    char *b = t->bounce + t->bounce_pos;
+    memcpy(b, src, n);
+    POST(t, "fi_write", fi_write(t->ep, b, n, NULL, shoal_ofi.addr[pe], raddr, key, NULL));
+    t->bounce_pos += (n + SHOAL_CACHELINE - 1) & ~(size_t)(SHOAL_CACHELINE - 1);
+    atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+    mark_dirty(t, pe);
+    return SHOAL_OK;
+  }
   for (size_t done = 0; done < n;) {
     size_t len = n - done < shoal_ofi.max_msg ? n - done : shoal_ofi.max_msg;
     if (shoal_ofi.flush)
