@@ -200,10 +200,10 @@ shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, in
   if (kind == K_CMP) memcpy(&c, compare, size);
   shoal_status_t rc;
   if (SHOAL_UNLIKELY(t->fence_w || t->fence_a)) {
-    /* A fallback request sent on t's endpoint behind its puts is performed after them where the provider processes
-     * a send after the writes before it (saw): the fence costs no quiet's round trip (PRK stencil's put, fence,
-     * inc; issue 29). Resends go from the main endpoint too, behind the same writes; so only t0 (a context's own
-     * endpoint would let a resend pass its writes while they are still on the way). */
+    /* Fallback requests leave from the main endpoint, t0's: on t0 one follows the puts before it, and where the
+     * provider places a send's message after the writes before it (saw) the target performs it after them. So the
+     * fence costs no quiet's round trip (PRK stencil's put, fence, inc; issue 29), resends included. A context's
+     * puts go on its own endpoint, which the request could overtake: the quiet stays. */
     if (!shoal_ofi.native[type] && shoal_ofi.saw && !t->fence_a && t->ep == shoal_ofi.ep)
       return shoal_ofi_fb_request(t, MSG_REQ, space, pe, off, op, size, v, c, fetch);
     if ((rc = shoal_ofi_fence_before(t, true, !shoal_ofi.native[type]))) return rc;

@@ -373,7 +373,11 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   /* Fallback AMOs: receives posted before the exchange, so that a peer's first request finds one. */
   shoal_ofi.inject_size = info->tx_attr->inject_size;
   shoal_ofi.max_msg = info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : SIZE_MAX;
-  shoal_ofi.saw = shoal_ofi.stage_saw && info->ep_attr->max_order_waw_size >= shoal_ofi.max_msg;
+  /* libfabric's SAW orders processing and max_order_waw_size the placement of writes among themselves; that a send
+   * is processed only after the bytes of the writes before it are in place is a fact of one in-order stream per
+   * connection (net, and its later name tcp: not rxm, nor a provider that spreads a connection over paths) */
+  shoal_ofi.saw = shoal_ofi.stage_saw && info->ep_attr->max_order_waw_size >= shoal_ofi.max_msg &&
+                  (!strcmp(info->fabric_attr->prov_name, "net") || !strcmp(info->fabric_attr->prov_name, "tcp"));
   shoal_ofi.bounce_ok = shoal_ofi.flush && !(info->domain_attr->mr_mode & FI_MR_LOCAL) &&
                         shoal_ofi.max_msg >= BOUNCE_PUT_MAX && shoal_ofi.inject_size < BOUNCE_PUT_MAX;
   SHOAL_DEBUG(SHOAL_SUB_OFI, "AMOs after a fence: %s; blocking puts of %zu-%zu bytes: %s",

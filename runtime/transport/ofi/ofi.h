@@ -219,8 +219,9 @@ typedef struct txep {
 
 extern struct shoal_ofi_state {
   bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt, lazy_fence;
-  bool saw; /* a send is processed after the writes before it on its endpoint, whatever their size (FI_ORDER_SAW and
-               max_order_waw_size >= max_msg): a fallback AMO after a fence follows the puts there, no quiet */
+  bool saw; /* a send is processed after the bytes of the writes before it on its endpoint, whatever their size
+               (FI_ORDER_SAW, max_order_waw_size >= max_msg, one in-order stream: net or tcp by name): a fallback AMO
+               after a fence follows the puts there, no quiet */
   bool bounce_ok; /* blocking puts up to BOUNCE_PUT_MAX are copied and sent from t->bounce (no FI_MR_LOCAL) */
   bool cq_signal; /* put_signal as one fi_writedata, the flag in its remote CQ data (rma.c) */
   int me, npes, wait_fd; /* wait_fd: the receive CQ's, or -1 */

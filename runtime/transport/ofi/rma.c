@@ -52,7 +52,10 @@ static shoal_status_t put_common(txep_t *t, int space, int pe, size_t off, const
   }
   mark_dirty(t, pe);
   if (nbi) t->wbuf_out = true;
-  return nbi ? SHOAL_OK : WAIT_W(t);
+  if (nbi) return SHOAL_OK;
+  if ((rc = WAIT_W(t))) return rc;
+  t->bounce_pos = 0; /* every write of t done: the copies' room too */
+  return SHOAL_OK;
 }
 
 static shoal_status_t get_common(txep_t *t, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
