@@ -29,6 +29,12 @@
 #define ONESHOT_RSAG_MAX ((size_t)1 << 10)
 #define RDBL_MAX ((size_t)128 << 10)
 #define HIER_RDBL_MIN ((size_t)8 << 10)
+/* On teams with members on other nodes and at most this many members, one-shot (in chunks of its slots) takes the
+ * sizes past one-shot's and rdbl's: rsag reads its inputs from those members, a get per member and 16 KiB block and
+ * a quiet after each block's puts, where one-shot pushes and signals. Over net on lo (every PE its own node, 2
+ * CPUs): 2 PEs 8 KiB-4 MiB 17-2530 us against 95-10300 (4-5x), 3 PEs 1.6-1.8x, 4 PEs (rdbl up to 128 KiB) from 256
+ * KiB 1.0-1.2x. Larger teams keep rsag (not measured; one-shot sends each member's whole vector to every other). */
+#define ONESHOT_FAR_PES 4
 
 static inline int wrap(int x, int n) { return x >= n ? x - n : x < 0 ? x + n : x; }
 
@@ -217,6 +223,7 @@ void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nele
                                                                 : ONESHOT_RSAG_MAX;
     algo = nb <= oneshot_max && nb <= per_oneshot                            ? SHOAL_REDUCE_ONESHOT
          : rdbl && nb <= RDBL_MAX && per_rdbl >= esize                        ? SHOAL_REDUCE_RDBL
+         : t->remote && n <= ONESHOT_FAR_PES && per_oneshot >= esize          ? SHOAL_REDUCE_ONESHOT
                                                                               : SHOAL_REDUCE_RSAG;
   }
   /* Forced algorithms that cannot run here (non-power-of-two rdbl, elements larger than a slot) use rsag. */

@@ -140,6 +140,28 @@ static void sum_reduce(size_t nel) {
   shmem_barrier_all();
 }
 
+/* Sums of BIG longs (past one-shot's and rdbl's sizes): up to 4 members, one-shot in chunks, pushed: no read
+ * through the transport (rsag, before, read every far member's source with gets: 4-5x slower over net). */
+static void sum_reduce_big(void) {
+  uint64_t reads = ofi_reads();
+  for (int c = 0; c < 3; c++) {
+    for (size_t i = 0; i < BIG; i++) src[i] = val(me, c, i);
+    shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, BIG);
+    for (size_t i = 0; i < BIG; i++) {
+      long want = 0;
+      for (int p = 0; p < npes; p++) want += val(p, c, i);
+      if (dst[i] != want && fails++ < 10)
+        fprintf(stderr, "test_far: PE %d: sum_reduce %d of %d longs: element %zu is %ld, want %ld\n", me, c, BIG, i,
+                dst[i], want);
+    }
+  }
+  uint64_t r = ofi_reads() - reads;
+  if (counting && npes <= 4 && r && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: sum_reduce of %d longs: %lu reads through the transport, want 0 (pushed)\n", me,
+            BIG, (unsigned long)r);
+  shmem_barrier_all();
+}
+
 /* Block j of PE p: val(p, c, j * nel + i); dest strided by dstride elements. */
 static void alltoall(size_t nel, ptrdiff_t dstride) {
   uint64_t ops = shoal_g.tl_ops, reads = ofi_reads();
@@ -247,6 +269,7 @@ int main(void) {
     alltoall(sizes[z], 1);
     if (sizes[z] <= 64) alltoall(sizes[z], 2);
   }
+  sum_reduce_big();
   mixed(SHMEM_TEAM_WORLD, "WORLD", 80);
   /* A team of every other PE, created, used, destroyed and created again (most likely on the same slot: a new
    * team's staging and scratch must not take a slow member's reads of the old one's). */
