@@ -6,7 +6,8 @@
  *     through the partner's scratch and combines (lower team number on the left, so that both get the same bits).
  *   rsag (large): reduce-scatter + allgather without scratch: member j combines segment j of every member's
  *     source and writes the result straight into every member's dest. Per member one vector read and one vector
- *     written, all members busy at once, two exchanges. Active sets (no scratch) always use it.
+ *     written, all members busy at once, two exchanges. Active sets (no scratch) always use it; teams of up to
+ *     ONESHOT_FAR_PES members each on its own node take oneshot in chunks instead (its reads would cross nodes).
  *   hierarchical (teams on several nodes with two or more members on some node): through each node's leader, see
  *     reduce_hier; the automatic choice on such teams, oneshot/rdbl/rsag as above on any other.
  * oneshot, rdbl and hierarchical take long vectors in chunks that fit half the team's scratch; consecutive chunks
@@ -29,11 +30,12 @@
 #define ONESHOT_RSAG_MAX ((size_t)1 << 10)
 #define RDBL_MAX ((size_t)128 << 10)
 #define HIER_RDBL_MIN ((size_t)8 << 10)
-/* On teams with members on other nodes and at most this many members, one-shot (in chunks of its slots) takes the
- * sizes past one-shot's and rdbl's: rsag reads its inputs from those members, a get per member and 16 KiB block and
- * a quiet after each block's puts, where one-shot pushes and signals. Over net on lo (every PE its own node, 2
- * CPUs): 2 PEs 8 KiB-4 MiB 17-2530 us against 95-10300 (4-5x), 3 PEs 1.6-1.8x, 4 PEs (rdbl up to 128 KiB) from 256
- * KiB 1.0-1.2x. Larger teams keep rsag (not measured; one-shot sends each member's whole vector to every other). */
+/* On teams of at most this many members, each on its own node (t->remote; teams with several members on a node
+ * took reduce_hier above), one-shot in chunks of its slots takes the sizes past one-shot's and rdbl's: rsag reads its
+ * inputs from those members, a get per member and 16 KiB block and a quiet after each block's puts, where one-shot
+ * pushes and signals. Over net on lo (every PE its own node, 2 CPUs): 2 PEs 8 KiB-4 MiB 18-2530 us against
+ * 95-10300 (4-5x), 3 PEs 1.6-1.8x, 4 PEs (rdbl up to 128 KiB) from 256 KiB 1.0-1.2x. Larger teams keep rsag (not
+ * measured; one-shot sends each member's whole vector to every other). */
 #define ONESHOT_FAR_PES 4
 
 static inline int wrap(int x, int n) { return x >= n ? x - n : x < 0 ? x + n : x; }

@@ -17,6 +17,7 @@
  * alltoalls and broadcasts in turn with no barrier (scratch and staging halves passing between collectives), on
  * WORLD and on a team of the even PEs created and destroyed three times. Counts are skipped under
  * SHMEM_DEBUG (its argument checks add barriers) and when WORLD is not such a team (SHOAL_NODE_PES overridden).
+ * A sum of 20000 longs per PE (one-shot in chunks at 2-4 PEs) reads nothing through the transport.
  * Also: the shm transport's signal refuses a misaligned flag as the ofi one does (each PE prints that one line).
  */
 #include "coll_core.h"
