@@ -122,6 +122,17 @@ static void fcollect(size_t nel) {
   shmem_barrier_all();
 }
 
+/* d holds call c's sum of nel longs over every PE: each wrong element is a line (10 at most). */
+static void sum_check(const long *d, int c, size_t nel) {
+  for (size_t i = 0; i < nel; i++) {
+    long want = 0;
+    for (int p = 0; p < npes; p++) want += val(p, c, i);
+    if (d[i] != want && fails++ < 10)
+      fprintf(stderr, "test_far: PE %d: sum_reduce %d of %zu longs: element %zu is %ld, want %ld\n", me, c, nel, i,
+              d[i], want);
+  }
+}
+
 /* Sums of nel longs (oneshot at these sizes: a put and a signal per other member, into its scratch). */
 static void sum_reduce(size_t nel) {
   static long rsrc[64], rdst[64];
@@ -129,13 +140,7 @@ static void sum_reduce(size_t nel) {
   for (int c = 0; c < CALLS; c++) {
     for (size_t i = 0; i < nel; i++) rsrc[i] = val(me, c, i);
     shmem_long_sum_reduce(SHMEM_TEAM_WORLD, rdst, rsrc, nel);
-    for (size_t i = 0; i < nel; i++) {
-      long want = 0;
-      for (int p = 0; p < npes; p++) want += val(p, c, i);
-      if (rdst[i] != want && fails++ < 10)
-        fprintf(stderr, "test_far: PE %d: sum_reduce %d of %zu longs: element %zu is %ld, want %ld\n", me, c, nel, i,
-                rdst[i], want);
-    }
+    sum_check(rdst, c, nel);
   }
   check_count("sum_reduce", nel, (long)(shoal_g.tl_ops - ops), per_put * (npes - 1) * CALLS, ofi_reads() - reads);
   shmem_barrier_all();
@@ -148,13 +153,7 @@ static void sum_reduce_big(void) {
   for (int c = 0; c < 3; c++) {
     for (size_t i = 0; i < BIG; i++) src[i] = val(me, c, i);
     shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, BIG);
-    for (size_t i = 0; i < BIG; i++) {
-      long want = 0;
-      for (int p = 0; p < npes; p++) want += val(p, c, i);
-      if (dst[i] != want && fails++ < 10)
-        fprintf(stderr, "test_far: PE %d: sum_reduce %d of %d longs: element %zu is %ld, want %ld\n", me, c, BIG, i,
-                dst[i], want);
-    }
+    sum_check(dst, c, BIG);
   }
   uint64_t r = ofi_reads() - reads;
   if (counting && npes <= 4 && r && fails++ < 10)

@@ -28,6 +28,10 @@ int main(void) {
   ptest_init();
   int me = ptest_me, n = ptest_npes, left = (me + n - 1) % n, right = (me + 1) % n;
   unsigned char *out = malloc(MAXN);
+  if (!out) {
+    fprintf(stderr, "put_fence_amo: PE %d: out of memory for %zu bytes\n", me, MAXN);
+    shmem_global_exit(1);
+  }
   static const size_t sizes[] = {8, 100, 129, 4096, 8192, 8193, 65536, MAXN};
   long it = 0;
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
@@ -62,11 +66,12 @@ int main(void) {
   bool quiet = !dbg || !*dbg || !strcmp(dbg, "0");
   bool send = quiet && shoal_g.tl_of[right] == &shoal_tl_ofi_ops, recv = quiet && shoal_g.tl_of[left] == &shoal_tl_ofi_ops;
   shoal_tl_ofi_info_t a, b;
-  if (send || recv) shoal_tl_ofi_query(&a);
-  if (send) {
-    char src[4096];
+  if (send || recv) {
     shmem_quiet(); /* the copies' room is free again */
     shoal_tl_ofi_query(&a);
+  }
+  if (send) {
+    char src[4096];
     for (int k = 0; k < COUNTED; k++) {
       memset(src, k + 1, sizeof src);
       shmem_putmem(cbuf[k], src, sizeof src, right);
