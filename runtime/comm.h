@@ -218,11 +218,11 @@ void shoal_comm_ctx_destroy(void *ep);
 extern const shoal_tl_ops_t shoal_tl_ofi_ops;
 /* Tests: before init, force the message fallback for every AMO type (SHOAL_TL_OFI_FORCE_MSG_AMO) and delivery-complete
  * writes instead of the flush read at quiet (SHOAL_TL_OFI_FORCE_DC), put_signal as a put and a signal
- * (SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL) or as one message on a crowded job too (SHOAL_TL_OFI_FORCE_CQ_SIGNAL), a target
- * that waits 50 ms before it copies each staged put chunk into its device heap (SHOAL_TL_OFI_FORCE_SLOW_DPUT); 0 restores
- * the defaults. */
+ * (SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL), a target that waits 50 ms before it copies each staged put chunk into its device
+ * heap (SHOAL_TL_OFI_FORCE_SLOW_DPUT); 0 restores the defaults. (8, once "one message on crowded jobs too", is now
+ * the default.) */
 enum { SHOAL_TL_OFI_FORCE_MSG_AMO = 1, SHOAL_TL_OFI_FORCE_DC = 2, SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL = 4,
-       SHOAL_TL_OFI_FORCE_CQ_SIGNAL = 8, SHOAL_TL_OFI_FORCE_SLOW_DPUT = 16 };
+       SHOAL_TL_OFI_FORCE_SLOW_DPUT = 16 };
 void shoal_tl_ofi_test_force(unsigned flags);
 /* What init found, for tests and SHMEM_DEBUG: the provider's name, whether a progress thread runs, and the number of
  * AMO types done natively (out of SHOAL_TL_NTYPES); and what the progress thread did since init: its progress calls

@@ -9,8 +9,8 @@
  *     (batched: the root does not wait on them);
  *   fcollect, alltoall, sum_reduce: a put and a signal per other member, no entry signal (3 per member before).
  * Where the transport carries the flag with the data (shoal_tl_ofi_info_t.cq_signal: remote CQ data, issue 29), a
- * put and its signal are one operation: one per member and call (two before). TEST_FAR_CQ_SIGNAL=0 splits them
- * (a provider without CQ data), =1 joins them on a crowded job too (where the transport would not).
+ * put and its signal are one operation: one per member and call (two before), crowded jobs included.
+ * TEST_FAR_CQ_SIGNAL=0 splits them (a provider without CQ data).
  * Values are checked on every call, back to back with no barrier between calls: roots change every third call (the
  * staging halves pass between roots), sources are rewritten right after each call returns, alltoall also with a
  * strided dest, and sizes past the scratch slot take the push path with the entry rule. Then reductions, fcollects,
@@ -215,11 +215,10 @@ static void mixed(shmem_team_t t, const char *name, int calls) {
 }
 
 int main(void) {
-  /* TEST_FAR_CQ_SIGNAL=0: puts and their signals as two messages, as on a provider without remote CQ data; =1: as
-   * one message even on a crowded job (more PEs than CPUs), where the transport would not. */
+  /* TEST_FAR_CQ_SIGNAL=0: puts and their signals as two messages, as on a provider without remote CQ data. */
   const char *cqs = getenv("TEST_FAR_CQ_SIGNAL");
-  bool split = cqs && !strcmp(cqs, "0"), joined = cqs && !strcmp(cqs, "1");
-  if (split || joined) shoal_tl_ofi_test_force(split ? SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL : SHOAL_TL_OFI_FORCE_CQ_SIGNAL);
+  bool split = cqs && !strcmp(cqs, "0");
+  if (split) shoal_tl_ofi_test_force(SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL);
   shmem_init();
   me = shmem_my_pe();
   npes = shmem_n_pes();
@@ -238,12 +237,12 @@ int main(void) {
     fprintf(stderr, "test_far: PE %d: every PE is its own node here, but WORLD is not a team of far members\n", me);
   if (me == 0 && !far) printf("test_far: WORLD has members on one node: values only\n");
   /* libfabric's tcp providers (tcp;ofi_rxm and net) carry 8 bytes of remote CQ data: there a put and its signal must
-   * be one message (issue 29), unless the test split them or the job is crowded (and the test did not join them). */
+   * be one message (issue 29), crowded jobs too (more PEs than CPUs), unless the test split them. */
   shoal_tl_ofi_info_t oi;
   shoal_tl_ofi_query(&oi);
   per_put = oi.cq_signal ? 1 : 2;
   bool cq_prov = oi.provider && (!strncmp(oi.provider, "tcp", 3) || !strncmp(oi.provider, "net", 3));
-  bool want_one = !split && (joined || !shoal_g.crowded);
+  bool want_one = !split;
   if (far && cq_prov && oi.cq_signal != want_one && fails++ < 10)
     fprintf(stderr, "test_far: PE %d: provider %s%s: put with signal as %s, want %s\n", me, oi.provider,
             shoal_g.crowded ? " (crowded job)" : "", oi.cq_signal ? "one message" : "two",

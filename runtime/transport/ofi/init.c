@@ -307,6 +307,9 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   } else if (fi_control(&shoal_ofi.rxcq->fid, FI_GETWAIT, &shoal_ofi.wait_fd)) {
     shoal_ofi.wait_fd = -1; /* fi_cq_sread still works */
   }
+  /* net (tcp from libfabric 1.18): its fi_trywait leaves the CQ's signal byte unread (progress.c); rxm's does not,
+   * and there fi_cq_sread may run far past its timeout while RMA bytes keep coming (12-20 ms seen for 1 ms) */
+  shoal_ofi.wait_fd_sticks = !strcmp(info->fabric_attr->prov_name, "net") || !strcmp(info->fabric_attr->prov_name, "tcp");
   struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
   if ((ret = fi_cntr_open(shoal_ofi.domain, &ca, &shoal_ofi.t0.wcntr, NULL))) {
     rc = open_fail("fi_cntr_open", ret);
@@ -457,14 +460,11 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
    * answer them, since the thread stands back while it polls. */
   shoal_ofi.rx_main = shoal_ofi.fallback_ok;
   /* put_signal as one message (rma.c): the flag travels as remote CQ data, which the PE's own waits read (rx_main)
-   * and store; a provider that takes a posted receive for it (FI_RX_CQ_DATA) would starve the fallback's. Not on a
-   * crowded job (more PEs than CPUs on some node): there PEs are often off their CPU, so each entry wakes the
-   * receiver's progress thread (the CQ's fd), a context switch per flag on the CPUs the PEs share (test_reduce over
-   * net, 5 PEs on 2 CPUs: 156 s against 59 with the flag as its own write). */
+   * and store; a provider that takes a posted receive for it (FI_RX_CQ_DATA) would starve the fallback's. Crowded
+   * jobs too: what once made it slow there was the progress thread spinning on a CQ fd left readable (progress.c),
+   * not the entries. */
   shoal_ofi.cq_signal = shoal_ofi.rx_main && shoal_ofi.lazy_fence && info->domain_attr->cq_data_size >= 8 &&
-                        !(info->mode & FI_RX_CQ_DATA) &&
-                        (!shoal_g.crowded || (force_flags & SHOAL_TL_OFI_FORCE_CQ_SIGNAL)) &&
-                        !(force_flags & SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL);
+                        !(info->mode & FI_RX_CQ_DATA) && !(force_flags & SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL);
   if ((rc = shoal_ofi_watch_init())) goto fail;
   shoal_init_mark("ofi: watch");
   bool need = info->domain_attr->data_progress != FI_PROGRESS_AUTO || shoal_ofi.rx_main;

@@ -225,6 +225,7 @@ extern struct shoal_ofi_state {
   bool bounce_ok; /* blocking puts up to BOUNCE_PUT_MAX are copied and sent from t->bounce (no FI_MR_LOCAL) */
   bool cq_signal; /* put_signal as one fi_writedata, the flag in its remote CQ data (rma.c) */
   int me, npes, wait_fd; /* wait_fd: the receive CQ's, or -1 */
+  bool wait_fd_sticks;   /* the provider leaves wait_fd readable after an entry until a CQ wait reads it (progress.c) */
   region_t reg[SHOAL_SPACE_MAX];
   struct fi_info *info;
   struct fid_fabric *fabric;

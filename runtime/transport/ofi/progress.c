@@ -241,12 +241,18 @@ void shoal_ofi_tx_progress_all(void) {
  * calls now and then does not keep the thread away), the thread sleeps a hold and looks again; otherwise it waits
  * on the sockets. It polls the CQ's fd itself: fi_cq_sread would run the provider's progress at every byte that
  * arrives, whoever else polls, until a receive completes. A provider whose CQ has no fd, or whose fabric cannot
- * fi_trywait, gets fi_cq_sread with a timeout of a millisecond instead. */
+ * fi_trywait, gets fi_cq_sread with a timeout of a millisecond instead.
+ * On net (wait_fd_sticks), a wake that finds no entry takes one fi_cq_sread of a millisecond: libfabric 1.17's net
+ * signals its CQ's fd with a byte at every entry that only the CQ's own wait reads back (its fi_trywait does not), so
+ * once one entry had come (a put_signal's flag, a fallback request) the fd stayed readable and the thread spun
+ * whenever its PE was not polling: a CPU per PE (tests/p2p/idle_thread.c; over net 4 PEs on 2 CPUs small fcollects
+ * took twice as long). */
 void *shoal_ofi_progress_main(void *arg) {
   struct fi_cq_data_entry e[8];
   struct fid *cq = &shoal_ofi.rxcq->fid;
   long hold = PT_HOLD_NS;
   int fd = shoal_ofi.wait_fd;
+  bool woke = false; /* the last poll of fd found it readable */
   (void)arg;
   while (!atomic_load(&shoal_ofi.stop)) {
     if (pe_polls(PT_HOLD_NS)) {
@@ -263,10 +269,12 @@ void *shoal_ofi_progress_main(void *arg) {
     ssize_t n;
     if (fd >= 0) {
       n = fi_cq_read(shoal_ofi.rxcq, e, 8); /* the provider's progress, once */
+      if (n == -FI_EAGAIN && woke && shoal_ofi.wait_fd_sticks) n = fi_cq_sread(shoal_ofi.rxcq, e, 8, NULL, 1);
+      woke = false;
       int tw = n == -FI_EAGAIN ? fi_trywait(shoal_ofi.fabric, &cq, 1) : -FI_EAGAIN;
       if (tw == FI_SUCCESS && !atomic_load(&shoal_ofi.stop)) { /* stop again: trywait may have eaten fini's signal */
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        poll(&pfd, 1, 1000); /* fini signals the CQ; the timeout is only a second look at stop */
+        woke = poll(&pfd, 1, 1000) > 0; /* fini signals the CQ; the timeout is only a second look at stop */
         continue;            /* bytes came: the PE may be polling for them itself */
       }
       if (tw != FI_SUCCESS && tw != -FI_EAGAIN) fd = -1; /* no trywait here: never spin, use fi_cq_sread */
