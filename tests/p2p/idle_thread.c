@@ -14,7 +14,8 @@
 #define ROUNDS 20
 #define N 64
 
-static long sig, cnt, buf[N];
+static uint64_t sig; /* the type of spec 9.7's signal routines */
+static long cnt, buf[N];
 
 static double clock_s(clockid_t id) {
   struct timespec ts;
@@ -32,8 +33,8 @@ int main(void) {
     shmem_long_atomic_add(&cnt, 1, right);
     long got = shmem_long_atomic_fetch(&cnt, right);
     CHECK(got >= r, "round %ld: fetched %ld from PE %d's counter, want at least %ld", r, got, right, r);
-    shmem_putmem_signal(buf, src, sizeof src, (uint64_t *)&sig, (uint64_t)r, SHMEM_SIGNAL_SET, right);
-    shmem_signal_wait_until((uint64_t *)&sig, SHMEM_CMP_GE, (uint64_t)r);
+    shmem_putmem_signal(buf, src, sizeof src, &sig, (uint64_t)r, SHMEM_SIGNAL_SET, right);
+    shmem_signal_wait_until(&sig, SHMEM_CMP_GE, (uint64_t)r);
     for (int i = 0; i < N; i++)
       if (buf[i] != left * 100000 + r * 100 + i) {
         CHECK(0, "round %ld: buf[%d] from PE %d is %ld, want %ld", r, i, left, buf[i], left * 100000 + r * 100 + i);

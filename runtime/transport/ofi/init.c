@@ -309,7 +309,8 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   }
   /* net (tcp from libfabric 1.18): its fi_trywait leaves the CQ's signal byte unread (progress.c); rxm's does not,
    * and there fi_cq_sread may run far past its timeout while RMA bytes keep coming (12-20 ms seen for 1 ms) */
-  shoal_ofi.wait_fd_sticks = !strcmp(info->fabric_attr->prov_name, "net") || !strcmp(info->fabric_attr->prov_name, "tcp");
+  const char *pn = info->fabric_attr->prov_name;
+  shoal_ofi.wait_fd_sticks = !strcmp(pn, "net") || !strcmp(pn, "tcp");
   struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
   if ((ret = fi_cntr_open(shoal_ofi.domain, &ca, &shoal_ofi.t0.wcntr, NULL))) {
     rc = open_fail("fi_cntr_open", ret);
