@@ -6,8 +6,11 @@
  * Then, where the next PE is reached over libfabric (SHOAL_TRANSPORT=ofi, or a far node), what the transport says
  * it does costs no wait for a completion counter (shoal_tl_ofi_info_t.counter_waits on the default endpoint):
  *   bounce: 20 blocking puts of 4 KiB return without waiting for their writes (they were copied);
- *   saw:    20 x (a put, shmem_fence, shmem_long_atomic_inc) send the inc behind the put, with no quiet.
- * Either fails on the code before them (a wait per put; a quiet's flush read per inc). Skipped under SHMEM_DEBUG. */
+ *   saw:    20 x (a put, shmem_fence, shmem_long_atomic_inc) send the inc behind the put, with no quiet;
+ *   bounce with cq_signal: 20 put_signals of 4 KiB (shoal_comm_put_signal, the collectives' one write with the
+ *           flag in its CQ data) return without waiting for their writes either; every byte and the flag checked.
+ * Each fails on the code before it (a wait per put or put_signal; a quiet's flush read per inc). Skipped under
+ * SHMEM_DEBUG. */
 #include "comm.h"
 #include "ptest.h"
 
@@ -20,6 +23,8 @@ static char in_buf[2][2][MAXN]; /* [parity][from: 0 left, 1 right] */
 static long flag[2];
 static char cbuf[COUNTED][4096];
 static long ccnt;
+static char sbuf[COUNTED][4096];
+static uint64_t sig[COUNTED];
 
 static unsigned char pat(int pe, long it, size_t i) { return (unsigned char)(pe * 31 + it * 7 + (long)(i * 13 + i / 4096)); }
 
@@ -89,8 +94,21 @@ int main(void) {
             "(want none: %s)", COUNTED, a.saw ? ", each with a fence and an inc," : "",
             (unsigned long long)(b.counter_waits - a.counter_waits),
             a.bounce && a.saw ? "copied puts, incs behind them" : a.bounce ? "copied puts" : "incs behind the puts");
-    printf("put_fence_amo: PE %d to %d over ofi (%s): copied puts %d, incs behind fenced puts %d, counter waits %llu\n",
-           me, right, a.provider, a.bounce, a.saw, (unsigned long long)(b.counter_waits - a.counter_waits));
+    printf("put_fence_amo: PE %d to %d over ofi (%s): copied puts %d, incs behind fenced puts %d, put_signal in one write %d, counter waits %llu\n",
+           me, right, a.provider, a.bounce, a.saw, a.cq_signal, (unsigned long long)(b.counter_waits - a.counter_waits));
+    if (a.bounce && a.cq_signal) {
+      shmem_quiet(); /* the copies' room free again */
+      shoal_tl_ofi_query(&b);
+      for (int k = 0; k < COUNTED; k++) {
+        memset(src, 0x40 + k, sizeof src);
+        shoal_comm_put_signal("put_fence_amo", right, sbuf[k], src, sizeof src, &sig[k], (uint64_t)k + 1);
+        memset(src, 0xEE, sizeof src); /* free on return */
+      }
+      shoal_tl_ofi_info_t c;
+      shoal_tl_ofi_query(&c);
+      CHECK(c.counter_waits == b.counter_waits, "%d put_signals of 4 KiB waited %llu times for a completion "
+            "counter (want none: copied)", COUNTED, (unsigned long long)(c.counter_waits - b.counter_waits));
+    }
   }
   shmem_barrier_all();
   if (recv) {
@@ -98,6 +116,19 @@ int main(void) {
       CHECK((unsigned char)cbuf[k][0] == k + 1 && (unsigned char)cbuf[k][4095] == k + 1, "put %d of 4 KiB: %#x", k,
             (unsigned char)cbuf[k][0]);
     if (a.saw) CHECK(ccnt == COUNTED, "ccnt %ld, want %d", ccnt, COUNTED);
+    if (a.bounce && a.cq_signal) {
+      for (int k = 0; k < COUNTED; k++) {
+        /* the flag is stored when this PE reads its write's completion (no quiet makes it so): waited for, as the
+         * collectives do, then the bytes */
+        CHECK(shmem_signal_wait_until(&sig[k], SHMEM_CMP_NE, 0) == (uint64_t)k + 1, "put_signal %d: flag %llu", k,
+              (unsigned long long)sig[k]);
+        for (size_t i = 0; i < sizeof sbuf[k]; i += 511)
+          if ((unsigned char)sbuf[k][i] != 0x40 + k) {
+            CHECK(0, "put_signal %d of 4 KiB: byte %zu is %#x, want %#x", k, i, (unsigned char)sbuf[k][i], 0x40 + k);
+            break;
+          }
+      }
+    }
   }
   free(out);
   return ptest_finish("put_fence_amo");

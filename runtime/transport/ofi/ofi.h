@@ -119,8 +119,9 @@ static const struct { enum fi_datatype dt; unsigned char size, cls; const char *
 enum { MSG_REQ = 1, MSG_REP = 2, MSG_DPUT = 3, MSG_DGET = 4 };
 /* A blocking put of inject_size < n <= BOUNCE_PUT_MAX bytes is copied into its endpoint's bounce arena and returns
  * at once, as UCX's buffered copy does, rather than wait for the write's local completion (a progress round on tcp:
- * PRK transpose 2 PEs 47 us at 256 B against 41 at 128, issue 29). The arena is reused after a wait for every
- * write of the endpoint (quiet, or when it is full). */
+ * PRK transpose 2 PEs 47 us at 256 B against 41 at 128, issue 29). So is a put_signal's data (rma.c), which the
+ * collectives send: their root no longer waits a round per member past inject_size. The arena is reused after a
+ * wait for every write of the endpoint (quiet, or when it is full). */
 #define BOUNCE_PUT_MAX ((size_t)8 << 10)
 #define BOUNCE_BYTES ((size_t)256 << 10)
 

@@ -12,6 +12,21 @@ static shoal_status_t write_dc(txep_t *t, const void *src, size_t n, int pe, uin
   return SHOAL_OK;
 }
 
+/* n (at most BOUNCE_PUT_MAX) bytes of src copied into t's bounce arena, at *b (ofi.h: a blocking write sent from
+ * there returns without waiting for its local completion). */
+static shoal_status_t bounce_copy(txep_t *t, const void *src, size_t n, const char **b) {
+  shoal_status_t rc;
+  if (SHOAL_UNLIKELY(!t->bounce) && !(t->bounce = malloc(BOUNCE_BYTES))) return SHOAL_ERR_NOMEM;
+  if (t->bounce_pos + n > BOUNCE_BYTES) { /* full: every write of t done, so is every copy's read */
+    if ((rc = WAIT_W(t))) return rc;
+    t->bounce_pos = 0;
+  }
+  *b = t->bounce + t->bounce_pos;
+  memcpy(t->bounce + t->bounce_pos, src, n);
+  t->bounce_pos += (n + SHOAL_CACHELINE - 1) & ~(size_t)(SHOAL_CACHELINE - 1);
+  return SHOAL_OK;
+}
+
 static shoal_status_t put_common(txep_t *t, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
   if (!n) return SHOAL_OK;
   uint64_t raddr = shoal_ofi.rbase[space][pe] + off, key = shoal_ofi.rkey[space][pe];
@@ -27,15 +42,9 @@ static shoal_status_t put_common(txep_t *t, int space, int pe, size_t off, const
     return SHOAL_OK;
   }
   if (!nbi && n <= BOUNCE_PUT_MAX && shoal_ofi.bounce_ok) {
-    if (SHOAL_UNLIKELY(!t->bounce) && !(t->bounce = malloc(BOUNCE_BYTES))) return SHOAL_ERR_NOMEM;
-    if (t->bounce_pos + n > BOUNCE_BYTES) { /* full: every write of t done, so is every copy's read */
-      if ((rc = WAIT_W(t))) return rc;
-      t->bounce_pos = 0;
-    }
-    char *b = t->bounce + t->bounce_pos;
-    memcpy(b, src, n);
+    const char *b;
+    if ((rc = bounce_copy(t, src, n, &b))) return rc;
     POST(t, "fi_write", fi_write(t->ep, b, n, NULL, shoal_ofi.addr[pe], raddr, key, NULL));
-    t->bounce_pos += (n + SHOAL_CACHELINE - 1) & ~(size_t)(SHOAL_CACHELINE - 1);
     atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
     mark_dirty(t, pe);
     return SHOAL_OK;
@@ -314,9 +323,18 @@ static shoal_status_t put_signal_common(int space, int pe, size_t off, const voi
     atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
     return SHOAL_OK;
   }
+  if (n <= BOUNCE_PUT_MAX && shoal_ofi.bounce_ok) { /* copied, as a blocking put's: no wait for the write */
+    const char *b;
+    if ((rc = bounce_copy(t, src, n, &b))) return rc;
+    POST(t, "fi_writedata", fi_writedata(t->ep, b, n, NULL, data, shoal_ofi.addr[pe], raddr, key, NULL));
+    atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+    return SHOAL_OK;
+  }
   POST(t, "fi_writedata", fi_writedata(t->ep, src, n, NULL, data, shoal_ofi.addr[pe], raddr, key, NULL));
   atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
-  return WAIT_W(t);
+  if ((rc = WAIT_W(t))) return rc;
+  t->bounce_pos = 0;
+  return SHOAL_OK;
 }
 shoal_status_t shoal_ofi_put_signal(int space, int pe, size_t off, const void *src, size_t n, int fspace, size_t foff,
                                     uint64_t v) {
