@@ -14,6 +14,9 @@
  *   host_amo     shmem_uint64_atomic_fetch_add from the host on PE 1's host heap, per iteration
  *   hostapi_damo the same from the host on PE 1's device heap (the target's GPU does it: a kernel its thread launches)
  *   dev_amo      the same from one kernel thread on PE 1's device heap (the proxy, then as hostapi_damo)
+ *   copy_d2h, copy_h2d  one cudaMemcpyAsync of that many bytes between the device heap and page-locked host memory,
+ *                then a stream synchronize, per iteration (up to 1 MiB, a staged chunk's size): what each of the staged
+ *                path's two copies costs, the requester's (d2h) and the target's (h2d)
  *   pcie_rtt     a kernel thread stores to pinned host memory and waits for the host thread's answer in pinned host
  *                memory: one PCIe round trip GPU -> CPU -> GPU (what the proxy adds to every device request)
  *   fcollect, alltoall  shmem_fcollectmem / shmem_alltoallmem on device buffers, SHMEM_TEAM_WORLD, bytes per PE
@@ -50,6 +53,8 @@ static size_t parse_size(const char *s) {
   if (*e == 'G' || *e == 'g') v *= 1024.0 * 1024 * 1024;
   return (size_t)v;
 }
+
+#define STAGE_CHUNK ((size_t)1 << 20) /* the staged path's largest chunk (runtime/transport/ofi/rma.c) */
 
 static FILE *csv;
 static void row(const char *impl, const char *op, size_t bytes, long iters, double secs) {
@@ -150,6 +155,8 @@ int main(int argc, char **argv) {
     shmem_global_exit(2);
   }
   memset(hsrc, 1, max);
+  char *hpin; /* page-locked, as the staging region is */
+  OK(cudaHostAlloc((void **)&hpin, STAGE_CHUNK, cudaHostAllocPortable));
   OK(cudaMemset(dsrc, 2, max));
   OK(cudaDeviceSynchronize());
   shmem_barrier_all();
@@ -179,6 +186,17 @@ int main(int argc, char **argv) {
         shmem_quiet();
         t = now() - t;
         if (rep) row("hostapi_dput", "put", n, k, t); else ka = pick(t, k, 0.3, kmax);
+        if (n > STAGE_CHUNK || !rep) continue;
+        for (int dir = 0; dir < 2; dir++) {
+          t = now();
+          for (long i = 0; i < kmax; i++) {
+            OK(cudaMemcpyAsync(dir ? (void *)ddst : (void *)hpin, dir ? (const void *)hpin : (const void *)dsrc, n,
+                               dir ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
+            OK(cudaStreamSynchronize(s));
+          }
+          t = now() - t;
+          row(dir ? "copy_h2d" : "copy_d2h", "copy", n, kmax, t);
+        }
       }
     }
     for (int rep = 0; rep < 2; rep++) {
@@ -233,6 +251,7 @@ int main(int argc, char **argv) {
   shmem_free(dsrc);
   shmem_free(hdst);
   free(hsrc);
+  OK(cudaFreeHost(hpin));
 
   /* collectives: every PE calls; PE 0's time per call (the barrier before each batch lines the PEs up) */
   char *cdst = (char *)shmem_malloc_with_hints(2 * cmax, SHMEMX_MALLOC_DEVICE);
