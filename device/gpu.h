@@ -80,7 +80,10 @@ typedef enum {
   /* Page-lock n bytes of host memory at p (page aligned) for the GPU's DMA, every device (portable): the transport's \
    * staging region, whose copies to and from the device heap are otherwise the runtime's pageable path. */          \
   X(host_register, (void *p, size_t n))                                                                                \
-  X(host_unregister, (void *p))
+  X(host_unregister, (void *p))                                                                                        \
+  /* Without waiting: *done 1 once the work recorded in e finished, 0 while it runs (the target's side of a staged    \
+   * put answers when its copy is done, runtime/heap_gpu.c, without holding the transport's progress for it). */     \
+  X(event_query, (void *e, int *done))
 
 #define SHOAL_GPU_OPS_FIELD(name, params) shoal_status_t(*name) params;
 typedef struct shoal_gpu_ops {

@@ -295,6 +295,12 @@ static shoal_status_t cuda_event_sync(void *e) {
   return SHOAL_OK;
 }
 
+static shoal_status_t cuda_event_query(void *e, int *done) {
+  cudaError_t r = cudaEventQuery((cudaEvent_t)e);
+  *done = r == cudaSuccess;
+  return r == cudaSuccess || r == cudaErrorNotReady ? SHOAL_OK : cuda_fail("cudaEventQuery", r);
+}
+
 static shoal_status_t cuda_event_elapsed(void *start, void *end, float *ms) {
   CU(cudaEventElapsedTime(ms, (cudaEvent_t)start, (cudaEvent_t)end));
   return SHOAL_OK;
@@ -412,6 +418,7 @@ const shoal_gpu_ops_t shoal_gpu_cuda_ops = {
   .event_record = cuda_event_record,
   .event_sync = cuda_event_sync,
   .event_elapsed = cuda_event_elapsed,
+  .event_query = cuda_event_query,
   .device_sync = cuda_device_sync,
   .host_alloc = cuda_host_alloc,
   .host_free = cuda_host_free,

@@ -22,7 +22,7 @@
   X(hipEventDestroy) X(hipEventRecord) X(hipEventSynchronize) X(hipEventElapsedTime) X(hipDeviceSynchronize)         \
   X(hipOccupancyMaxActiveBlocksPerMultiprocessor) X(hipLaunchKernel) X(hipGetErrorString) X(hipGetErrorName)         \
   X(hipGetLastError) X(hipHostMalloc) X(hipHostFree) X(hipHostGetDevicePointer) X(hipPointerGetAttributes)  \
-  X(hipHostRegister) X(hipHostUnregister)
+  X(hipHostRegister) X(hipHostUnregister) X(hipEventQuery)
 #define SHOAL_HIP_PTR(f) static __typeof__(f) *p_##f;
 SHOAL_HIP_FUNCS(SHOAL_HIP_PTR)
 #undef SHOAL_HIP_PTR
@@ -221,6 +221,12 @@ static shoal_status_t hip_event_sync(void *e) {
   return SHOAL_OK;
 }
 
+static shoal_status_t hip_event_query(void *e, int *done) {
+  hipError_t r = p_hipEventQuery((hipEvent_t)e);
+  *done = r == hipSuccess;
+  return r == hipSuccess || r == hipErrorNotReady ? SHOAL_OK : hip_fail("hipEventQuery", r);
+}
+
 static shoal_status_t hip_event_elapsed(void *start, void *end, float *ms) {
   HIP(hipEventElapsedTime, ms, (hipEvent_t)start, (hipEvent_t)end);
   return SHOAL_OK;
@@ -337,6 +343,7 @@ const shoal_gpu_ops_t shoal_gpu_hip_ops = {
   .event_record = hip_event_record,
   .event_sync = hip_event_sync,
   .event_elapsed = hip_event_elapsed,
+  .event_query = hip_event_query,
   .device_sync = hip_device_sync,
   .host_alloc = hip_host_alloc,
   .host_free = hip_host_free,

@@ -160,6 +160,12 @@ static inline uint64_t shoal_amo_host(void *p, int op, size_t size, uint64_t v, 
  * n bytes between host (a staging buffer) and this PE's device heap at byte offset off (to_device: into the heap).
  * SHOAL_ERR_INVAL, nothing copied, when there is no device heap or [off, off + n) is not inside it (heap_gpu.c). */
 shoal_status_t shoal_comm_dev_copy(size_t off, void *host, size_t n, bool to_device);
+/* The same copy into the heap, only enqueued: *slot (0-31) names it for shoal_comm_dev_copy_done, which the caller
+ * asks until *done before it tells the requester (host must stay unchanged until then). *slot -1: the copy was done
+ * before return (no pollable event in the backend, or 32 copies pending). Errors as shoal_comm_dev_copy's; a failed
+ * copy found by done returns SHOAL_ERR with *done true. */
+shoal_status_t shoal_comm_dev_copy_start(size_t off, const void *host, size_t n, int *slot);
+shoal_status_t shoal_comm_dev_copy_done(int slot, bool *done);
 /* op (enum shoal_tl_amo_op) on the size-byte object at off of this PE's device heap (the backend's device atomic,
  * atomic with the near PEs' and the kernels'); *old: the old value (inc: v ignored). SHOAL_ERR_INVAL for an op, size,
  * alignment or offset out of range or no device heap (amo.c). */

@@ -8,10 +8,14 @@
  * a device flag, the _on_stream form, a private context's put/get/AMO. Modes (argv[1]) for bad input from PE 0 to
  * the last PE: bad_range (a device range past the heap's end), bad_nonsym (device memory outside the heap), bad_amo
  * (misaligned), bad_pe (out of range). Modes pipeline and pipeline-dc: staged puts in flight, with targets that wait 50 ms before each
- * chunk's copy (SHOAL_TL_OFI_FORCE_SLOW_DPUT), so that what is in flight is known (pipeline() below). */
+ * chunk's copy (SHOAL_TL_OFI_FORCE_SLOW_DPUT), so that what is in flight is known (pipeline() below). Mode
+ * copy-async (3 PEs): a target's copy into its device heap takes 400 ms (the fake's copies end later, as a GPU's do),
+ * and the target must go on serving others meanwhile (copy_async() below). */
 #include "gpu_fake_backend.h"
 #include "comm.h"
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <time.h>
 
 static int fails, me, npes;
@@ -95,6 +99,77 @@ static void pipeline(unsigned char *dloc, int next, int prev) {
   free(h), free(g);
 }
 
+/* copy-async: a backend whose copies into device memory end COPY_NS after the stream's previous one (the bytes move
+ * at once; the stream, its events and its synchronize say when), once slow_copies is set. */
+#define COPY_NS 400000000ll
+static int64_t mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+static bool slow_copies;
+static _Atomic int64_t stream_end;
+static shoal_status_t s_memcpy(void *d, const void *s, size_t n, void *st) {
+  int on = 0;
+  f_ptr_device(d, &on);
+  if (slow_copies && on) {
+    int64_t t = mono_ns(), e = atomic_load(&stream_end);
+    atomic_store(&stream_end, (e > t ? e : t) + COPY_NS);
+  }
+  return f_memcpy(d, s, n, st);
+}
+static shoal_status_t s_until(int64_t t) {
+  while (mono_ns() < t) sched_yield();
+  return SHOAL_OK;
+}
+static shoal_status_t s_stream_sync(void *st) { return s_until(atomic_load(&stream_end)); }
+static shoal_status_t s_event_create(void **e) { return (*e = calloc(1, sizeof(int64_t))) ? SHOAL_OK : SHOAL_ERR_NOMEM; }
+static shoal_status_t s_event_destroy(void *e) { return free(e), SHOAL_OK; }
+static shoal_status_t s_event_record(void *e, void *st) { return *(int64_t *)e = atomic_load(&stream_end), SHOAL_OK; }
+static shoal_status_t s_event_sync(void *e) { return s_until(*(int64_t *)e); }
+static shoal_status_t s_event_query(void *e, int *done) { return *done = mono_ns() >= *(int64_t *)e, SHOAL_OK; }
+static shoal_gpu_ops_t slow;
+
+/* PE 0 puts 64 KiB into PE 1's device heap (host source, so PE 0 copies nothing); PE 1's copy takes COPY_NS. 50 ms
+ * after it, PE 2 times a fetching AMO on PE 1's host heap: PE 1 must answer it while its copy runs (it took the whole
+ * copy's time when the copy and its synchronize ran inside PE 1's message handling). PE 0's quiet waits for the copy;
+ * then PE 1 checks every byte. */
+static void copy_async(unsigned char *buf) {
+  static long go, x;
+  unsigned char *h = malloc(65536);
+  CHECK(h != NULL, "allocation");
+  if (!h) return;
+  if (me == 1) slow_copies = true;
+  shmem_barrier_all();
+  if (me == 0) {
+    fill(h, 65536, 0, 7);
+    int64_t t = mono_ns();
+    shmem_putmem(buf, h, 65536, 1);
+    shmem_long_atomic_set(&go, 1, 2);
+    shmem_quiet();
+    t = mono_ns() - t;
+    CHECK(t >= COPY_NS / 2, "the put and quiet took %.1f ms: the target's copy (%lld ms) was not waited for",
+          (double)t / 1e6, COPY_NS / 1000000);
+  } else if (me == 2) {
+    shmem_long_wait_until(&go, SHMEM_CMP_EQ, 1);
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
+    int64_t t = mono_ns();
+    long old = shmem_long_atomic_fetch_add(&x, 1, 1);
+    t = mono_ns() - t;
+    CHECK(old == 0, "fetch_add's old value %ld", old);
+    CHECK(t < COPY_NS * 3 / 8, "PE 1 answered a fetch_add in %.1f ms while its device copy ran (want < %lld ms)",
+          (double)t / 1e6, COPY_NS * 3 / 8000000);
+  }
+  shmem_barrier_all();
+  if (me == 1) {
+    CHECK(bad_at(buf, 65536, 0, 7) == 65536, "PE 0's put: byte %zu", bad_at(buf, 65536, 0, 7));
+    CHECK(x == 1, "x %ld", x);
+    slow_copies = false;
+  }
+  shmem_barrier_all();
+  free(h);
+}
+
 static void amo_ops32(uint32_t *obj, int pe) {
   /* slot obj (on pe) is this PE's alone: each value is known */
   shmem_uint32_atomic_set(obj, 5, pe);
@@ -140,7 +215,13 @@ static void amo_ops64(uint64_t *obj, int pe) {
 
 int main(int argc, char **argv) {
   setenv("SHOAL_DEVICE_SYMMETRIC_SIZE", "16M", 1);
-  shoal_gpu_test_backend = &fake;
+  /* The fake with events (copies end at once unless slow_copies): targets enqueue their staged copies and answer
+   * them from their progress, as on a GPU; gpu_proxy's far runs keep the plain fake (copies waited for). */
+  slow = fake;
+  slow.memcpy = s_memcpy, slow.stream_sync = s_stream_sync, slow.event_create = s_event_create;
+  slow.event_destroy = s_event_destroy, slow.event_record = s_event_record, slow.event_sync = s_event_sync;
+  slow.event_query = s_event_query;
+  shoal_gpu_test_backend = &slow;
   const char *mode = argc > 1 ? argv[1] : "";
   /* pipeline-dc: delivery-complete writes, so no lazy fence: each chunk's request waits for its write's delivery */
   const bool pipe = !strncmp(mode, "pipeline", 8);
@@ -185,6 +266,12 @@ int main(int argc, char **argv) {
   CHECK(recv && dsrc && dloc && flags && cnt64 && obj64 && obj32 && ints && host && back, "allocations");
   CHECK(shoal_gpu_heap_owns(recv) && shoal_gpu_heap_owns(flags), "device heap");
 
+  if (!strcmp(mode, "copy-async")) {
+    CHECK(npes == 3 && k == 1, "copy-async wants 3 PEs, each its own node (has %d, SHOAL_NODE_PES=%ld)", npes, k);
+    if (npes == 3 && k == 1) copy_async(recv);
+    shmem_finalize();
+    return fails ? 1 : 0;
+  }
   if (pipe) {
     pipeline(dloc, next, prev);
     shmem_finalize();

@@ -15,8 +15,11 @@ ssize_t shoal_ofi_send_msg(const amo_msg_t *m, int pe) {
  * registered host region, or on the device heap (shoal_comm_dev_amo), or a staged copy between the requester's slot
  * of the staging region and the device heap (shoal_comm_dev_copy), each checked against its region's bounds (the
  * device heap's by heap_gpu.c). Returns the status for the answer (0 done, 1 refused), or 2: a staged put's chunk whose
- * bytes have not all arrived (its tag is not there), to be left unanswered; *value the old value. */
-static uint8_t exec_req(const amo_msg_t *m, uint64_t *value) {
+ * bytes have not all arrived (its tag is not there), to be left unanswered, or PENDING: a staged put's chunk whose
+ * copy into the device heap is enqueued as *ev (its answer waits for the copy: shoal_ofi_copies_reap); *value the
+ * old value. */
+enum { PENDING = 3 };
+static uint8_t exec_req(const amo_msg_t *m, uint64_t *value, int *ev) {
   const region_t *r = m->space < SHOAL_SPACE_MAX ? &shoal_ofi.reg[m->space] : NULL;
   *value = 0;
   if (m->kind == MSG_DPUT && m->size) { /* a put's size (1-8) bytes carried in compare (rma.c stage_rma) */
@@ -40,7 +43,9 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value) {
       atomic_thread_fence(memory_order_acquire);      /* the bytes before the tag, as the provider placed them */
     }
     if (SHOAL_UNLIKELY(shoal_ofi.slow_dput) && m->kind == MSG_DPUT) nanosleep(&(struct timespec){0, 50000000}, NULL);
-    return shoal_comm_dev_copy(m->off, buf, m->operand, m->kind == MSG_DPUT) ? 1 : 0;
+    if (m->kind == MSG_DPUT) /* the requester reuses the slot's bytes only after the answer: after the copy */
+      return shoal_comm_dev_copy_start(m->off, buf, m->operand, ev) ? 1 : *ev >= 0 ? PENDING : 0;
+    return shoal_comm_dev_copy(m->off, buf, m->operand, false) ? 1 : 0;
   }
   if (m->space == SHOAL_SPACE_DEVICE)
     return shoal_comm_dev_amo(m->off, m->op, m->size, m->operand, m->compare, value) ? 1 : 0;
@@ -49,6 +54,33 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value) {
     return 1;
   *value = shoal_amo_host((char *)r->base + m->off, m->op, m->size, m->operand, m->compare);
   return 0;
+}
+
+/* Copies finish in order (one stream), so the oldest first; trylock: whoever holds exec_mu reaps later. Answers go
+ * after the lock, as handle_msg's. */
+void shoal_ofi_copies_reap(void) {
+  if (SHOAL_LIKELY(!atomic_load_explicit(&shoal_ofi.pend_out, memory_order_acquire))) return;
+  if (pthread_mutex_trylock(&shoal_ofi.exec_mu)) return;
+  amo_msg_t rep[32];
+  int to[32], nrep = 0;
+  while (shoal_ofi.pend_n) {
+    struct pend_copy *p = &shoal_ofi.pend[shoal_ofi.pend_head];
+    bool done;
+    uint8_t st = shoal_comm_dev_copy_done(p->slot, &done) ? 1 : 0;
+    if (!done) break;
+    struct done *d = &shoal_ofi.done[(size_t)p->pe * NWAIT + (p->id & 0xff)];
+    if (d->id == p->id) d->status = st;
+    rep[nrep] = (amo_msg_t){.kind = MSG_REP, .id = p->id, .token = shoal_ofi.rtoken[p->pe], .op = st};
+    to[nrep++] = p->pe;
+    shoal_ofi.pend_head = (shoal_ofi.pend_head + 1) % 32;
+    shoal_ofi.pend_n--;
+  }
+  atomic_store_explicit(&shoal_ofi.pend_out, shoal_ofi.pend_n, memory_order_release);
+  pthread_mutex_unlock(&shoal_ofi.exec_mu);
+  for (int i = 0; i < nrep; i++) {
+    ssize_t e = shoal_ofi_send_msg(&rep[i], to[i]);
+    if (e) shoal_ofi_fail("fi_inject", e);
+  }
 }
 
 void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
@@ -73,10 +105,15 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
       pthread_mutex_unlock(&shoal_ofi.exec_mu);
       return;
     }
+    int slot = -1;
     if (age == 0 && d->id == m->id) { /* sent again: the same answer, not done twice */
+      if (d->status == PENDING) { /* its copy still runs: answered when done */
+        pthread_mutex_unlock(&shoal_ofi.exec_mu);
+        return;
+      }
       rep.operand = d->value, rep.op = d->status;
     } else {
-      rep.op = exec_req(m, &rep.operand); /* 1: refused */
+      rep.op = exec_req(m, &rep.operand, &slot); /* 1: refused */
       if (rep.op == 2) { /* a staged put's chunk before its bytes: no answer, no record; its resend will find them */
         pthread_mutex_unlock(&shoal_ofi.exec_mu);
         atomic_fetch_add_explicit(&shoal_ofi.stage_early, 1, memory_order_relaxed);
@@ -84,6 +121,12 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
       }
     }
     d->id = m->id, d->value = rep.operand, d->status = rep.op;
+    if (rep.op == PENDING) { /* at most 32 (the heap's events), so the ring has room */
+      shoal_ofi.pend[(shoal_ofi.pend_head + shoal_ofi.pend_n++) % 32] = (struct pend_copy){m->pe, slot, m->id};
+      atomic_store_explicit(&shoal_ofi.pend_out, shoal_ofi.pend_n, memory_order_release);
+      pthread_mutex_unlock(&shoal_ofi.exec_mu);
+      return;
+    }
     pthread_mutex_unlock(&shoal_ofi.exec_mu);
     ssize_t e = shoal_ofi_send_msg(&rep, m->pe);
     if (e) shoal_ofi_fail("fi_inject", e);

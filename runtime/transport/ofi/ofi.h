@@ -255,6 +255,12 @@ extern struct shoal_ofi_state {
    * progress thread both handle messages). */
   struct done { uint64_t id, value; uint8_t status; } *done; /* [npes * NWAIT] */
   pthread_mutex_t exec_mu;
+  /* Staged put chunks whose copy into the device heap is enqueued and not yet seen done (status PENDING in their
+   * record), oldest first: answered by shoal_ofi_copies_reap once done. Under exec_mu; pend_out is pend_n for a
+   * look without it. At most 32, the heap's events (shoal_comm_dev_copy_start waits when they are all taken). */
+  struct pend_copy { int pe, slot; uint64_t id; } pend[32];
+  unsigned pend_head, pend_n;
+  _Atomic unsigned pend_out;
   pthread_t thread;
   _Atomic bool stop;
   _Alignas(SHOAL_CACHELINE) _Atomic int64_t polled_ns; /* the PE's last progress call of its own (note_poll) */
@@ -342,6 +348,8 @@ ssize_t shoal_ofi_post_recv(amo_msg_t *buf);
 /* msg.c */
 ssize_t shoal_ofi_send_msg(const amo_msg_t *m, int pe);
 void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len);
+/* Answer the staged put chunks whose copy into the device heap finished (msg.c). Cheap when none is pending. */
+void shoal_ofi_copies_reap(void);
 /* progress.c */
 void shoal_ofi_rx_poll(void);
 int64_t shoal_ofi_watch_timeout_ns(void);

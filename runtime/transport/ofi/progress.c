@@ -57,6 +57,7 @@ static void rx_error(void) {
 
 void shoal_ofi_rx_poll(void) {
   struct fi_cq_data_entry e[8];
+  shoal_ofi_copies_reap();
   ssize_t n = fi_cq_read(shoal_ofi.rxcq, e, 8);
   if (n > 0)
     rx_handle(e, n);
@@ -266,20 +267,24 @@ void *shoal_ofi_progress_main(void *arg) {
     atomic_fetch_add_explicit(&shoal_ofi.thread_progress, 1, memory_order_relaxed);
     if (atomic_load_explicit(&shoal_ofi.ntx, memory_order_relaxed))
       shoal_ofi_tx_progress_all(); /* contexts' endpoints too */
+    shoal_ofi_copies_reap();
+    /* staged copies running (a few us each): look again at once rather than sleep on the fd */
+    bool copies = atomic_load_explicit(&shoal_ofi.pend_out, memory_order_relaxed);
     ssize_t n;
     if (fd >= 0) {
       n = fi_cq_read(shoal_ofi.rxcq, e, 8); /* the provider's progress, once */
-      if (n == -FI_EAGAIN && woke && shoal_ofi.wait_fd_sticks) n = fi_cq_sread(shoal_ofi.rxcq, e, 8, NULL, 1);
+      if (n == -FI_EAGAIN && woke && shoal_ofi.wait_fd_sticks && !copies)
+        n = fi_cq_sread(shoal_ofi.rxcq, e, 8, NULL, 1);
       woke = false;
       int tw = n == -FI_EAGAIN ? fi_trywait(shoal_ofi.fabric, &cq, 1) : -FI_EAGAIN;
       if (tw == FI_SUCCESS && !atomic_load(&shoal_ofi.stop)) { /* stop again: trywait may have eaten fini's signal */
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        woke = poll(&pfd, 1, 1000) > 0; /* fini signals the CQ; the timeout is only a second look at stop */
+        woke = poll(&pfd, 1, copies ? 0 : 1000) > 0; /* fini signals the CQ; the timeout is only a look at stop */
         continue;            /* bytes came: the PE may be polling for them itself */
       }
       if (tw != FI_SUCCESS && tw != -FI_EAGAIN) fd = -1; /* no trywait here: never spin, use fi_cq_sread */
     } else {
-      n = fi_cq_sread(shoal_ofi.rxcq, e, 8, NULL, PT_HOLD_NS / 1000000 + 1);
+      n = copies ? fi_cq_read(shoal_ofi.rxcq, e, 8) : fi_cq_sread(shoal_ofi.rxcq, e, 8, NULL, PT_HOLD_NS / 1000000 + 1);
     }
     if (n > 0)
       rx_handle(e, n);
@@ -335,7 +340,7 @@ void shoal_ofi_progress_once(void) {
   shoal_ofi_fb_tend(false);
   if (shoal_ofi.thread_on) note_poll();
   if (shoal_ofi.rx_main) shoal_ofi_rx_poll(); /* fi_cq_read runs the provider's progress too */
-  else fi_cntr_read(shoal_ofi.t0.wcntr);
+  else shoal_ofi_copies_reap(), fi_cntr_read(shoal_ofi.t0.wcntr);
 }
 
 /* Until every operation counted on c (issued: how many) completed; an operation that failed is reported once. done:
