@@ -224,6 +224,7 @@ static shoal_status_t hip_event_sync(void *e) {
 static shoal_status_t hip_event_query(void *e, int *done) {
   hipError_t r = p_hipEventQuery((hipEvent_t)e);
   *done = r == hipSuccess;
+  if (r == hipErrorNotReady) p_hipGetLastError(); /* ROCm before 7.0 leaves it as the last error */
   return r == hipSuccess || r == hipErrorNotReady ? SHOAL_OK : hip_fail("hipEventQuery", r);
 }
 

@@ -186,9 +186,11 @@ static void local_release(void) {
   G.share_fd = -1;
   G.share = false;
   if (G.stream) shoal_gpu_ops.stream_destroy(G.stream);
+  pthread_mutex_lock(&G.lock); /* the transport's progress may still reap (its fini comes later) */
   for (int k = 0; k < COPY_EVENTS; k++)
     if (CP.ev[k]) shoal_gpu_ops.event_destroy(CP.ev[k]);
   memset(&CP, 0, sizeof CP);
+  pthread_mutex_unlock(&G.lock);
   free(G.peer);
   free(G.opened);
   free(G.lim);
@@ -524,8 +526,8 @@ shoal_status_t shoal_comm_dev_copy_start(size_t off, const void *host, size_t n,
   pthread_mutex_lock(&G.lock);
   if (!CP.ok && !shoal_env.gpu_stage_async) CP.ok = -1;
   int k = CP.ok >= 0 && CP.used != UINT32_MAX ? __builtin_ctz(~CP.used) : -1;
-  if (k >= 0 && !CP.ev[k] && shoal_gpu_ops.event_create(&CP.ev[k])) CP.ev[k] = NULL, k = -1, CP.ok = -1;
-  shoal_status_t rc = shoal_gpu_ops.set_device(G.dev);
+  shoal_status_t rc = shoal_gpu_ops.set_device(G.dev); /* first: an event belongs to the current device */
+  if (!rc && k >= 0 && !CP.ev[k] && shoal_gpu_ops.event_create(&CP.ev[k])) CP.ev[k] = NULL, k = -1, CP.ok = -1;
   if (!rc) rc = shoal_gpu_ops.memcpy(G.base + off, host, n, G.stream);
   if (!rc && k >= 0 && !shoal_gpu_ops.event_record(CP.ev[k], G.stream)) {
     int done = 0;
@@ -541,9 +543,10 @@ shoal_status_t shoal_comm_dev_copy_done(int slot, bool *done) {
   int d = 1;
   if (slot < 0 || slot >= COPY_EVENTS) return *done = true, SHOAL_ERR_INVAL;
   pthread_mutex_lock(&G.lock);
-  shoal_status_t rc = shoal_gpu_ops.set_device(G.dev);
+  shoal_status_t rc = CP.ev[slot] ? shoal_gpu_ops.set_device(G.dev) : SHOAL_ERR; /* NULL: the heap is gone */
   if (!rc) rc = shoal_gpu_ops.event_query(CP.ev[slot], &d);
-  if (rc || d) CP.used &= ~(1u << slot); /* a failed query ends it: the copy is answered refused */
+  if (rc && CP.ev[slot]) shoal_gpu_ops.stream_sync(G.stream); /* answered refused: the slot is not read any more */
+  if (rc || d) CP.used &= ~(1u << slot);
   pthread_mutex_unlock(&G.lock);
   *done = rc || d;
   return rc;

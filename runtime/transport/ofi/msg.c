@@ -56,8 +56,8 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value, int *ev) {
   return 0;
 }
 
-/* Copies finish in order (one stream), so the oldest first; trylock: whoever holds exec_mu reaps later. Answers go
- * after the lock, as handle_msg's. */
+/* Copies finish in order (one stream), so the oldest first; trylock: a busy exec_mu means another thread is in
+ * progress, whose next poll reaps. Answers go after the lock, as handle_msg's. */
 void shoal_ofi_copies_reap(void) {
   if (SHOAL_LIKELY(!atomic_load_explicit(&shoal_ofi.pend_out, memory_order_acquire))) return;
   if (pthread_mutex_trylock(&shoal_ofi.exec_mu)) return;
@@ -124,7 +124,10 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
     if (rep.op == PENDING) { /* at most 32 (the heap's events), so the ring has room */
       shoal_ofi.pend[(shoal_ofi.pend_head + shoal_ofi.pend_n++) % 32] = (struct pend_copy){m->pe, slot, m->id};
       atomic_store_explicit(&shoal_ofi.pend_out, shoal_ofi.pend_n, memory_order_release);
+      bool wake = shoal_ofi.pend_n == 1 && shoal_ofi.thread_on && !pthread_equal(pthread_self(), shoal_ofi.thread);
       pthread_mutex_unlock(&shoal_ofi.exec_mu);
+      /* the PE's own poll took it: the thread may be asleep on the CQ's fd, and the PE may stop polling now */
+      if (wake) fi_cq_signal(shoal_ofi.rxcq);
       return;
     }
     pthread_mutex_unlock(&shoal_ofi.exec_mu);

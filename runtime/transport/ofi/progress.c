@@ -280,6 +280,7 @@ void *shoal_ofi_progress_main(void *arg) {
       if (tw == FI_SUCCESS && !atomic_load(&shoal_ofi.stop)) { /* stop again: trywait may have eaten fini's signal */
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
         woke = poll(&pfd, 1, copies ? 0 : 1000) > 0; /* fini signals the CQ; the timeout is only a look at stop */
+        if (copies && !woke) nanosleep(&(struct timespec){0, 20000}, NULL); /* a copy takes microseconds */
         continue;            /* bytes came: the PE may be polling for them itself */
       }
       if (tw != FI_SUCCESS && tw != -FI_EAGAIN) fd = -1; /* no trywait here: never spin, use fi_cq_sread */
