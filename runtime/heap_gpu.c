@@ -49,7 +49,8 @@ static struct {
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .share_fd = -1};
 
 /* Events of the staged puts' copies into the heap (shoal_comm_dev_copy_start), under G.lock. */
-#define COPY_EVENTS 32
+#define COPY_EVENTS SHOAL_COMM_DEV_COPIES
+_Static_assert(COPY_EVENTS <= 32, "CP.used is a 32-bit mask");
 static struct {
   void *ev[COPY_EVENTS];
   uint32_t used; /* bit k: ev[k] behind a copy not yet seen done */

@@ -94,8 +94,9 @@ int main(void) {
             "(want none: %s)", COUNTED, a.saw ? ", each with a fence and an inc," : "",
             (unsigned long long)(b.counter_waits - a.counter_waits),
             a.bounce && a.saw ? "copied puts, incs behind them" : a.bounce ? "copied puts" : "incs behind the puts");
-    printf("put_fence_amo: PE %d to %d over ofi (%s): copied puts %d, incs behind fenced puts %d, put_signal in one write %d, counter waits %llu\n",
-           me, right, a.provider, a.bounce, a.saw, a.cq_signal, (unsigned long long)(b.counter_waits - a.counter_waits));
+    printf("put_fence_amo: PE %d to %d over ofi (%s): copied puts %d, incs behind fenced puts %d, put_signal in one "
+           "write %d, counter waits %llu\n", me, right, a.provider, a.bounce, a.saw, a.cq_signal,
+           (unsigned long long)(b.counter_waits - a.counter_waits));
     if (a.bounce && a.cq_signal) {
       shmem_quiet(); /* the copies' room free again */
       shoal_tl_ofi_query(&b);

@@ -61,8 +61,8 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value, int *ev) {
 void shoal_ofi_copies_reap(void) {
   if (SHOAL_LIKELY(!atomic_load_explicit(&shoal_ofi.pend_out, memory_order_acquire))) return;
   if (pthread_mutex_trylock(&shoal_ofi.exec_mu)) return;
-  amo_msg_t rep[32];
-  int to[32], nrep = 0;
+  amo_msg_t rep[SHOAL_COMM_DEV_COPIES];
+  int to[SHOAL_COMM_DEV_COPIES], nrep = 0;
   while (shoal_ofi.pend_n) {
     struct pend_copy *p = &shoal_ofi.pend[shoal_ofi.pend_head];
     bool done;
@@ -72,7 +72,7 @@ void shoal_ofi_copies_reap(void) {
     if (d->id == p->id) d->status = st;
     rep[nrep] = (amo_msg_t){.kind = MSG_REP, .id = p->id, .token = shoal_ofi.rtoken[p->pe], .op = st};
     to[nrep++] = p->pe;
-    shoal_ofi.pend_head = (shoal_ofi.pend_head + 1) % 32;
+    shoal_ofi.pend_head = (shoal_ofi.pend_head + 1) % SHOAL_COMM_DEV_COPIES;
     shoal_ofi.pend_n--;
   }
   atomic_store_explicit(&shoal_ofi.pend_out, shoal_ofi.pend_n, memory_order_release);
@@ -121,8 +121,9 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
       }
     }
     d->id = m->id, d->value = rep.operand, d->status = rep.op;
-    if (rep.op == PENDING) { /* at most 32 (the heap's events), so the ring has room */
-      shoal_ofi.pend[(shoal_ofi.pend_head + shoal_ofi.pend_n++) % 32] = (struct pend_copy){m->pe, slot, m->id};
+    if (rep.op == PENDING) { /* at most SHOAL_COMM_DEV_COPIES (the heap's events), so the ring has room */
+      shoal_ofi.pend[(shoal_ofi.pend_head + shoal_ofi.pend_n++) % SHOAL_COMM_DEV_COPIES] =
+          (struct pend_copy){m->pe, slot, m->id};
       atomic_store_explicit(&shoal_ofi.pend_out, shoal_ofi.pend_n, memory_order_release);
       bool wake = shoal_ofi.pend_n == 1 && shoal_ofi.thread_on && !pthread_equal(pthread_self(), shoal_ofi.thread);
       pthread_mutex_unlock(&shoal_ofi.exec_mu);

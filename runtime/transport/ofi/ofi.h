@@ -257,9 +257,9 @@ extern struct shoal_ofi_state {
   pthread_mutex_t exec_mu;
   /* Staged put chunks whose copy into the device heap is enqueued and not yet seen done (status PENDING in their
    * record), oldest first: answered by shoal_ofi_copies_reap once done. Under exec_mu; pend_out is pend_n for a
-   * look without it. At most 32, the heap's events (with all taken, shoal_comm_dev_copy_start synchronizes the
-   * stream: that copy is answered at once). */
-  struct pend_copy { int pe, slot; uint64_t id; } pend[32];
+   * look without it. At most SHOAL_COMM_DEV_COPIES, the heap's events (with all taken, shoal_comm_dev_copy_start
+   * synchronizes the stream: that copy is answered at once). */
+  struct pend_copy { int pe, slot; uint64_t id; } pend[SHOAL_COMM_DEV_COPIES];
   unsigned pend_head, pend_n;
   _Atomic unsigned pend_out;
   pthread_t thread;
