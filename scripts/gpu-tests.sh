@@ -147,14 +147,19 @@ fi # near
 # GPU_TESTS_FAR=0 skips it; GPU_TESTS_FAR_PES: its PE counts (default 2 3 4); GPU_TESTS_FAR_LIST: its programs.
 if [ "${GPU_TESTS_FAR:-1}" != 0 ]; then
   for n in ${GPU_TESTS_FAR_PES:-2 3 4}; do
-    for t in ${GPU_TESTS_FAR_LIST:-gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bcast gpu_host_amo porting_ring}; do
+    for t in ${GPU_TESTS_FAR_LIST:-gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bcast gpu_host_amo porting_ring gpu_dcoll}; do
       prog=$T/$t; [ $t = porting_ring ] && prog=$B/examples/porting_ring
       # gpu_amo's compare_swap loop: about THREADS^2 x ROUNDS / 2 attempts, each a proxy round trip here (tens of us):
       # its one-node shape (512 threads, 8 rounds) is a million of them; 64 threads, 4 rounds here
       args=; [ $t = gpu_amo ] && args="2 32 4"
+      # gpu_dcoll: block collectives and team barriers in kernels, far members through the proxy (needs MPS)
+      [ $t = gpu_dcoll ] && { [ "$mps" = yes ] && args=forms || continue; }
       run $t-far pass SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo -- "$n" "$prog" $args
     done
   done
+  # an in-kernel reduction on a team with far members: not built, one line
+  run gpu_dcoll-farreduce fail SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo -- \
+    2 "$T/gpu_dcoll" farreduce
 fi
 if [ $near = 1 ]; then
 # the tests that race the most, again at the largest count

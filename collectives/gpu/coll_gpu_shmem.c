@@ -35,6 +35,7 @@
 
 static struct {
   bool ready;
+  bool far; /* some PE's device heap is on another node: the device forms only (shoal_coll_gpu_init) */
   int npes;
   char *area;                 /* this PE's reservation (device heap) */
   size_t flags_off;           /* offset of the flag rows from the device heap base */
@@ -102,10 +103,12 @@ static void cfg_from_env(void) {
 int shoal_coll_gpu_init(void) {
   const shmemx_device_state_t *st = shoal_gpu_state();
   if (!SHOAL_HAVE_COLL_GPU || !st || C.ready || shoal_g.npes > SHMEMX_DEVICE_MAX_PES) return SHOAL_OK;
-  if (shoal_gpu_heap_any_far()) { /* the kernels reach every member's heap by the peer table: none of another node */
-    SHOAL_DEBUG(SHOAL_SUB_COLL, "GPU collectives not set up: some PEs' device heaps are on other nodes");
-    return SHOAL_OK;
-  }
+  /* Some PEs' device heaps on other nodes: the host-launched kernels (which reach every member's heap by the peer
+   * table) are never used (gpu_coll and the reductions take coll_gpu_far.c's path first), but the slots are set up
+   * for the device forms: team barriers and block collectives reach far members through the proxy (a far member's
+   * base in the table is NULL). */
+  C.far = shoal_gpu_heap_any_far();
+  if (C.far) SHOAL_DEBUG(SHOAL_SUB_COLL, "GPU collectives: some PEs' device heaps are on other nodes: device forms only");
   cfg_from_env();
   const int n = shoal_g.npes;
   const size_t bytes = shoal_coll_gpu_area_bytes(n);
@@ -174,7 +177,8 @@ static shoal_status_t slot_setup(shoal_team_t *t, const shmemx_device_state_t *s
   const int slot = t->slot, n = C.npes;
   char **bases = malloc((size_t)t->size * sizeof *bases);
   if (!bases) return SHOAL_ERR_NOMEM;
-  for (int r = 0; r < t->size; r++) bases[r] = st->heap_base + st->delta[t->world[r]];
+  for (int r = 0; r < t->size; r++)
+    bases[r] = st->delta[t->world[r]] == SHMEMX_DEVICE_DELTA_FAR ? NULL : st->heap_base + st->delta[t->world[r]];
   static const shoal_coll_gpu_sync_t zero[2];
   const int32_t s32 = slot;
   shoal_status_t rc =
@@ -225,7 +229,7 @@ void shoal_coll_gpu_slot_begin(shoal_team_t *t, void *stream, const char *routin
                 SHMEMX_DEVICE_MAX_PES);
   if (t->aset || t->slot < 0 || t->slot >= SHOAL_TEAM_SLOTS)
     shoal_fatal(routine, "device-heap buffers need a team (the active-set forms run on the host)");
-  if (t->remote)
+  if (t->remote || C.far)
     shoal_fatal(routine, "team: its PEs span several nodes (or SHOAL_TRANSPORT=ofi), and the GPU kernels reach the "
                 "device heaps of one node only");
   *s = stream ? stream : C.stream;

@@ -31,6 +31,40 @@
  * collectives' state). The same as shmemx_init_device_state(). */
 static inline int shmemx_coll_init_device_state(void) { return shoal_dstate_fill(NULL, 0); }
 
+/* One PE's part of a block-scoped collective on team c with members on other nodes (issue 31): to each far member one
+ * _nbi put through the proxy (posted first, by thread 0, so the proxy's staging runs while the block stores), to each
+ * member of this node the block's stores through the peer table; then the team barrier with a quiet (every put of
+ * this PE complete at its member, this PE's stores visible, before its flags): on return every member's dest holds
+ * every member's part. OP as below; bcast: the root alone sends, to every member, itself included. */
+template <int OP>
+__device__ inline void shoal_coll_block_far(const shoal_d_cteam &c, void *dest, const void *source, size_t nelems,
+                                            bool bcast, int root) {
+  const unsigned tid = shoal_d_tid(), nt = shoal_d_nthreads();
+  const bool sends = !bcast || c.me == root;
+  const size_t at = bcast ? 0 : (size_t)c.me * nelems; /* this PE's part in every member's dest */
+  __syncthreads(); /* the block's stores to source before the proxy reads it */
+  if (sends && tid == 0) {
+    __threadfence_system();
+    for (int r = 0; r < c.npes; r++)
+      if (shoal_d_cteam_far(c, r))
+        shoal_d_proxy(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, shoal_d_cteam_pe(c, r), (char *)dest + at,
+                      (const char *)source + (OP == shoal_cg::OP_ALLTOALL ? (size_t)r * nelems : 0), nelems, 0, 0, 0,
+                      0);
+  }
+  for (int k = 0; sends && k < c.npes; k++) {
+    const int r = c.me + k < c.npes ? c.me + k : c.me + k - c.npes; /* this PE first, then the next ones */
+    if (!shoal_d_cteam_far(c, r))
+      shoal_d_copy(shoal_d_peer((char *)dest + at, shoal_d_cteam_pe(c, r)),
+                   (const char *)source + (OP == shoal_cg::OP_ALLTOALL ? (size_t)r * nelems : 0), nelems, tid, nt);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence_system(); /* the block's stores before the flags */
+    shoal_d_team_barrier(c, true);
+  }
+  __syncthreads();
+}
+
 /* One PE's part of a block-scoped collective on team c: move the data (OP: fcollect, alltoall; broadcast is fcollect's
  * data path run on the root alone, as PE 0 of its output so that it stores to dest itself, not to its slot), then
  * signal every member and wait for every member's signal (flags of c's slot, epoch of c's slot counted here). */
@@ -39,6 +73,18 @@ __device__ inline void shoal_coll_block_run(const shoal_d_cteam &c, void *dest, 
                                             bool bcast, int root) {
   __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
   __shared__ unsigned long long epoch;
+  __shared__ int far;
+  if (shoal_d_st().proxy_queue) { /* a member on another node: the proxy's path (a team's members never change) */
+    if (threadIdx.x == 0) {
+      far = 0;
+      for (int r = 0; r < c.npes && !far; r++) far = shoal_d_cteam_far(c, r);
+    }
+    __syncthreads();
+    if (far) {
+      shoal_coll_block_far<OP>(c, dest, source, nelems, bcast, root);
+      return;
+    }
+  }
   shoal_cg::params p = {}; /* every field not set below is 0 (after, root, small) */
   p.peer_base = c.base;
   p.src = (const char *)source;

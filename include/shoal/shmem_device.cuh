@@ -539,7 +539,13 @@ struct shoal_d_cteam {
   void *sync;        /* this PE's completion state of the slot's device forms (a shoal_coll_gpu_sync_t) */
   uint64_t *bar_epoch; /* this PE's barrier count on the slot */
   int me, npes, slot;
+  int start, stride; /* member r is world PE start + r stride */
 };
+/* World PE of c's member r, and whether it is on another node (its base NULL: reached through the proxy only). */
+SHOAL_DI int shoal_d_cteam_pe(const shoal_d_cteam &c, int r) { return c.start + r * c.stride; }
+SHOAL_DI bool shoal_d_cteam_far(const shoal_d_cteam &c, int r) {
+  return shoal_d_st().proxy_queue != 0 && shoal_d_far(shoal_d_cteam_pe(c, r));
+}
 /* true and c filled for a live team of this PE, false for SHMEM_TEAM_INVALID, a destroyed team, or no GPU
  * collectives in this unit's state. */
 SHOAL_DI bool shoal_d_cteam_get(shmem_team_t team, shoal_d_cteam &c) {
@@ -557,6 +563,8 @@ SHOAL_DI bool shoal_d_cteam_get(shmem_team_t team, shoal_d_cteam &c) {
   c.me = e[3];
   c.npes = e[2];
   c.slot = slot;
+  c.start = e[0];
+  c.stride = e[1];
   return true;
 }
 static __device__ __noinline__ void shoal_d_bad_team(const char *routine, shmem_team_t team, int have_coll) {
@@ -576,9 +584,16 @@ SHOAL_DI shoal_d_cteam shoal_d_cteam_of(shmem_team_t team, const char *routine) 
 }
 /* One thread of each member of c: dissemination over the slot's barrier flags, which hold the slot's barrier count
  * (nothing is reset between barriers; the slot's flags and count start from zero at the team's creation). Orders this
- * thread's earlier stores (and those it saw through __syncthreads / __syncwarp) before every member's return. */
-SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c) {
+ * thread's earlier stores (and those it saw through __syncthreads / __syncwarp) before every member's return.
+ * Members on other nodes (issue 31): first a QUIET (quiet: a barrier's completion of this PE's requests) or a FENCE
+ * (a sync: this PE's requests to a member land before its flag, as a near member's stores come before its flag),
+ * then a round's flag to such a member is an 8-byte p through the proxy (the count only grows: a put of e is its
+ * store), as shoal_d_pe_barrier's. */
+SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c, bool quiet = false) {
   const int n = c.npes, me = c.me;
+  const bool via = shoal_d_st().proxy_queue != 0;
+  if (via) shoal_d_proxy(quiet ? SHOAL_PROXY_QUIET : SHOAL_PROXY_FENCE, 0, quiet ? SHOAL_PROXY_F_WAIT : 0, 0, 0, 0, 0,
+                         0, 0, 0, 0);
   if (n <= 1) return;
   volatile uint64_t *ep = c.bar_epoch;
   const uint64_t e = *ep + 1;
@@ -586,7 +601,10 @@ SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c) {
   uint64_t *mine = (uint64_t *)shoal_port::peer(c.base[me], c.bar_off);
   for (int k = 0, d = 1; d < n; k++, d <<= 1) {
     const int to = me + d >= n ? me + d - n : me + d;
-    shoal_d_store_release((uint64_t *)shoal_port::peer(c.base[to], c.bar_off) + k, e);
+    if (via && shoal_d_cteam_far(c, to))
+      shoal_d_proxy(SHOAL_PROXY_P, 0, 0, shoal_d_cteam_pe(c, to), mine + k, 0, 8, e, 0, 0, 0);
+    else
+      shoal_d_store_release((uint64_t *)shoal_port::peer(c.base[to], c.bar_off) + k, e);
     while (shoal_d_load_acquire(mine + k) < e) {
     }
   }
@@ -837,20 +855,20 @@ SHOAL_DX void shmemx_team_sync_block(shmem_team_t team) {
 SHOAL_DX void shmemx_barrier(shmem_team_t team) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier");
   __threadfence_system(); /* quiet */
-  shoal_d_team_barrier(c);
+  shoal_d_team_barrier(c, true);
 }
 SHOAL_DX void shmemx_barrier_warp(shmem_team_t team) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier_warp");
   __threadfence_system();
   SHOAL_GPU_SYNCWARP();
-  if (shoal_d_leader_warp()) shoal_d_team_barrier(c);
+  if (shoal_d_leader_warp()) shoal_d_team_barrier(c, true);
   SHOAL_GPU_SYNCWARP();
 }
 SHOAL_DX void shmemx_barrier_block(shmem_team_t team) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier_block");
   __threadfence_system();
   __syncthreads();
-  if (shoal_d_leader_block()) shoal_d_team_barrier(c);
+  if (shoal_d_leader_block()) shoal_d_team_barrier(c, true);
   __syncthreads();
 }
 

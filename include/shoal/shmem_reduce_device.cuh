@@ -11,7 +11,8 @@
  * PE's slice reduced from every PE's source and stored into every PE's dest (hoisted pointers in shared memory,
  * 16-byte vectors where dest and source offsets are 16-byte aligned), exit exchange; on return every PE's dest is
  * complete and visible to the calling block. team: any live team (shoal_d_cteam_of: its slot's device-form flags and
- * epoch, two epochs per call; SHMEM_TEAM_INVALID or a destroyed team stops the kernel with one line). Returns 0.
+ * epoch, two epochs per call; SHMEM_TEAM_INVALID or a destroyed team stops the kernel with one line, and so does a
+ * team with a member on another node: not built for reductions). Returns 0.
  * Shared memory: the fcollect forms' 2 x n_pes pointers (a table of its own).
  */
 #ifndef SHOAL_SHMEM_REDUCE_DEVICE_CUH
@@ -39,10 +40,18 @@ template <typename T, int OP> struct kt {
 template <int OP> struct kt<float, OP> { typedef float t; };
 template <int OP> struct kt<double, OP> { typedef double t; };
 
+static __device__ __noinline__ void far_refused(const char *routine, int r, int pe) {
+  printf("shoal: PE %d: %s: team member %d (PE %d) is on another node: in-kernel reductions reach the PEs of one "
+         "node only (use the host or _on_stream form)\n", shoal_dstate.my_pe, routine, r, pe);
+  SHOAL_GPU_TRAP();
+}
 template <int OP, typename K>
 __device__ inline int reduce_block(const char *routine, shmem_team_t team, void *dest, const void *source,
                                    size_t nreduce) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, routine); /* any live team; else one line and the kernel stops */
+  if (shoal_d_st().proxy_queue && threadIdx.x == 0) /* the grid kernel's walk reads every member's source directly */
+    for (int r = 0; r < c.npes; r++)
+      if (shoal_d_cteam_far(c, r)) far_refused(routine, r, shoal_d_cteam_pe(c, r));
   __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
   __shared__ unsigned long long epoch;
   shoal_cr::rparams p = {}; /* every field not set below is 0 (after, ll_off, ...) */

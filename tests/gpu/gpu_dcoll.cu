@@ -8,7 +8,11 @@
  *   gpu_dcoll [forms]        the collectives need every member's kernel running at once: at 1 PE always, at more only
  *                            with `forms` (scripts/gpu-tests.sh passes it under MPS)
  *   gpu_dcoll badteam|badroot   a block collective on SHMEM_TEAM_INVALID / PE_root out of range: the kernel stops
- *                            with one line (shoal: PE n: shmemx_fcollectmem_block: team ... / ...: PE_root ...) */
+ *                            with one line (shoal: PE n: shmemx_fcollectmem_block: team ... / ...: PE_root ...)
+ *   gpu_dcoll farreduce      (every PE its own node) shmemx_long_sum_reduce_block on WORLD: not built across nodes,
+ *                            the kernel stops with one line (...: team member 1 (PE 1) is on another node: ...)
+ * Every PE its own node (SHOAL_NODE_PES=1 over ofi; scripts/gpu-tests.sh's far runs): the same checks, the
+ * collectives and barriers reaching the other members through the proxy (issue 31). */
 #include "gpu_test.h"
 #include <shoal/shmem_coll_device.cuh>
 
@@ -56,7 +60,8 @@ __global__ void k_bar(int form, shmem_team_t team, int *var, int rounds, int *se
 
 __global__ void k_bad(int mode, char *dest, const char *source) {
   if (mode == 0) shmemx_fcollectmem_block(SHMEM_TEAM_INVALID, dest, source, 16);
-  else shmemx_broadcastmem_block(SHMEM_TEAM_WORLD, dest, source, 16, shmem_n_pes());
+  else if (mode == 1) shmemx_broadcastmem_block(SHMEM_TEAM_WORLD, dest, source, 16, shmem_n_pes());
+  else shmemx_long_sum_reduce_block(SHMEM_TEAM_WORLD, (long *)dest, (const long *)source, 2);
 }
 
 /* Expected byte i of member r's dest (n members, nb bytes per block): source patterns of t_pat(world pe, index, op). */
@@ -68,9 +73,10 @@ static char expect(int op, int r, size_t i, size_t nb, int root, const int *worl
 
 int main(int argc, char **argv) {
   t_start("gpu_dcoll");
-  if (argc > 1 && (!strcmp(argv[1], "badteam") || !strcmp(argv[1], "badroot"))) {
+  if (argc > 1 && (!strcmp(argv[1], "badteam") || !strcmp(argv[1], "badroot") || !strcmp(argv[1], "farreduce"))) {
     char *b = (char *)t_dmalloc(64 * t_npes);
-    LAUNCH_SYNC(k_bad<<<1, 32>>>(!strcmp(argv[1], "badroot"), b, b + 32 * t_npes));
+    LAUNCH_SYNC(k_bad<<<1, 32>>>(!strcmp(argv[1], "badteam") ? 0 : !strcmp(argv[1], "badroot") ? 1 : 2, b,
+                                 b + 32 * t_npes));
     return t_finish("gpu_dcoll"); /* not reached: the kernel traps */
   }
   const bool forms = t_npes == 1 || (argc > 1 && !strcmp(argv[1], "forms"));
