@@ -40,18 +40,24 @@ template <typename T, int OP> struct kt {
 template <int OP> struct kt<float, OP> { typedef float t; };
 template <int OP> struct kt<double, OP> { typedef double t; };
 
+/* every thread of the calling block: one line (thread 0's), then the kernel stops */
 static __device__ __noinline__ void far_refused(const char *routine, int r, int pe) {
-  printf("shoal: PE %d: %s: team member %d (PE %d) is on another node: in-kernel reductions reach the PEs of one "
-         "node only (use the host or _on_stream form)\n", shoal_dstate.my_pe, routine, r, pe);
+  if (threadIdx.x == 0)
+    printf("shoal: PE %d: %s: team member %d (PE %d) is on another node: in-kernel reductions reach the PEs of one "
+           "node only (use the host or _on_stream form)\n", shoal_dstate.my_pe, routine, r, pe);
+  __syncthreads();
   SHOAL_GPU_TRAP();
 }
 template <int OP, typename K>
 __device__ inline int reduce_block(const char *routine, shmem_team_t team, void *dest, const void *source,
                                    size_t nreduce) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, routine); /* any live team; else one line and the kernel stops */
-  if (shoal_d_st().proxy_queue && threadIdx.x == 0) /* the grid kernel's walk reads every member's source directly */
-    for (int r = 0; r < c.npes; r++)
-      if (shoal_d_cteam_far(c, r)) far_refused(routine, r, shoal_d_cteam_pe(c, r));
+  if (shoal_d_st().proxy_queue) { /* the grid kernel's walk reads every member's source directly */
+    int far = -1; /* every thread, the trap outside the loop: hipcc 5.2's backend fails to build either inside a
+                   * branch on the thread's number or inside a loop ("failed to annotate CFG") */
+    for (int r = 0; r < c.npes; r++) far = far < 0 && shoal_d_cteam_far(c, r) ? r : far;
+    if (far >= 0) far_refused(routine, far, shoal_d_cteam_pe(c, far));
+  }
   __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
   __shared__ unsigned long long epoch;
   shoal_cr::rparams p = {}; /* every field not set below is 0 (after, ll_off, ...) */
