@@ -154,6 +154,8 @@ typedef struct shmemx_coll_device_info {
   uint64_t *bar_epoch; /* device memory [slots]: this PE's barrier count per slot */
   const int32_t *team_slot; /* device memory [team_count]: slot of team entry i (-1: none) */
   uint32_t sync_size;
+  uint64_t scratch_off;   /* some PE on another node: offset in the device heap of slot 0's scratch (0: none) */
+  uint64_t scratch_bytes; /* bytes of each slot's scratch (slot s's at scratch_off + s scratch_bytes) */
 } shmemx_coll_device_info_t;
 int shmemx_coll_device_info(void *buf, size_t len);
 

@@ -152,14 +152,11 @@ if [ "${GPU_TESTS_FAR:-1}" != 0 ]; then
       # gpu_amo's compare_swap loop: about THREADS^2 x ROUNDS / 2 attempts, each a proxy round trip here (tens of us):
       # its one-node shape (512 threads, 8 rounds) is a million of them; 64 threads, 4 rounds here
       args=; [ $t = gpu_amo ] && args="2 32 4"
-      # gpu_dcoll: block collectives and team barriers in kernels, far members through the proxy (needs MPS)
+      # gpu_dcoll: block collectives, reductions and team barriers in kernels, far members through the proxy (MPS)
       [ $t = gpu_dcoll ] && { [ "$mps" = yes ] && args=forms || continue; }
       run $t-far pass SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo -- "$n" "$prog" $args
     done
   done
-  # an in-kernel reduction on a team with far members: not built, one line
-  run gpu_dcoll-farreduce fail SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo -- \
-    2 "$T/gpu_dcoll" farreduce
 fi
 if [ $near = 1 ]; then
 # the tests that race the most, again at the largest count

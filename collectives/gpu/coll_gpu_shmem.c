@@ -348,6 +348,10 @@ int shmemx_coll_device_info(void *buf, size_t len) {
   i->bar_off = C.bar_off;
   i->bar_epoch = C.bar_epoch;
   i->team_slot = C.team_slot;
+  if (C.far) { /* the one-exchange scratch, which no host-launched kernel uses then: the far in-kernel reductions' */
+    i->scratch_off = C.ll_off;
+    i->scratch_bytes = LL_SLOT_BYTES;
+  }
   return 0;
 }
 

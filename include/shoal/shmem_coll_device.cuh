@@ -54,7 +54,7 @@ __device__ inline void shoal_coll_block_far(const shoal_d_cteam &c, void *dest, 
   for (int k = 0; sends && k < c.npes; k++) {
     const int r = c.me + k < c.npes ? c.me + k : c.me + k - c.npes; /* this PE first, then the next ones */
     if (!shoal_d_cteam_far(c, r))
-      shoal_d_copy(shoal_d_peer((char *)dest + at, shoal_d_cteam_pe(c, r)),
+      shoal_d_copy(shoal_d_cteam_peer(c, (char *)dest + at, r),
                    (const char *)source + (OP == shoal_cg::OP_ALLTOALL ? (size_t)r * nelems : 0), nelems, tid, nt);
   }
   __syncthreads();

@@ -192,6 +192,25 @@ SHOAL_DI bool shoal_d_far(int pe) { return __builtin_expect(shoal_d_st().delta[p
  * with a far PE); should it, the kernel stops with one line. Inline, the line without arguments: a call's ABI kept
  * more registers live in the near path (nvcc 13, sm_90: a loop of shmem_long_p 27 registers inline, 42 with a call),
  * and a call or a printf argument gave the kernels an 8-byte stack frame. */
+/* The same on queue q, which the caller knows exists (no check, no stop: for the posters inside loops). */
+SHOAL_DI uint64_t shoal_d_proxy_q(shoal_proxy_queue_t *q, int op, int aop, int flags, int pe, const void *target,
+                                  const void *local, uint64_t bytes, uint64_t value, uint64_t cmp, const uint64_t *sig,
+                                  int sig_op) {
+  shoal_proxy_entry_t e;
+  e.seq = 0;
+  e.op = (uint8_t)op;
+  e.aop = (uint8_t)aop;
+  e.sig_op = (uint8_t)sig_op;
+  e.flags = (uint8_t)flags;
+  e.pe = pe;
+  e.target = (uint64_t)(uintptr_t)target;
+  e.local = (uint64_t)(uintptr_t)local;
+  e.bytes = bytes;
+  e.value = value;
+  e.cmp = cmp;
+  e.sig = (uint64_t)(uintptr_t)sig;
+  return shoal_proxy_call(q, &e);
+}
 SHOAL_DI uint64_t shoal_d_proxy(int op, int aop, int flags, int pe, const void *target, const void *local,
                                 uint64_t bytes, uint64_t value, uint64_t cmp, const uint64_t *sig, int sig_op) {
   shoal_proxy_queue_t *q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue;
@@ -540,11 +559,17 @@ struct shoal_d_cteam {
   uint64_t *bar_epoch; /* this PE's barrier count on the slot */
   int me, npes, slot;
   int start, stride; /* member r is world PE start + r stride */
+  char *scratch;     /* some PE on another node: this PE's scratch of the slot (scratch_bytes), else NULL */
+  size_t scratch_bytes;
 };
-/* World PE of c's member r, and whether it is on another node (its base NULL: reached through the proxy only). */
+/* World PE of c's member r, whether it is on another node (its base NULL: reached through the proxy only), and a
+ * pointer to p's instance on it (a member of this node). Unchecked reads of the state: c came from a checked one. */
 SHOAL_DI int shoal_d_cteam_pe(const shoal_d_cteam &c, int r) { return c.start + r * c.stride; }
 SHOAL_DI bool shoal_d_cteam_far(const shoal_d_cteam &c, int r) {
-  return shoal_d_st().proxy_queue != 0 && shoal_d_far(shoal_d_cteam_pe(c, r));
+  return shoal_dstate.proxy_queue != 0 && shoal_dstate.delta[shoal_d_cteam_pe(c, r)] == SHMEMX_DEVICE_DELTA_FAR;
+}
+template <typename T> SHOAL_DI T *shoal_d_cteam_peer(const shoal_d_cteam &c, const T *p, int r) {
+  return SHOAL_GPU_PEER(T, p, shoal_dstate.delta[shoal_d_cteam_pe(c, r)]);
 }
 /* true and c filled for a live team of this PE, false for SHMEM_TEAM_INVALID, a destroyed team, or no GPU
  * collectives in this unit's state. */
@@ -565,6 +590,8 @@ SHOAL_DI bool shoal_d_cteam_get(shmem_team_t team, shoal_d_cteam &c) {
   c.slot = slot;
   c.start = e[0];
   c.stride = e[1];
+  c.scratch = ci.scratch_bytes ? shoal_dstate.heap_base + ci.scratch_off + (size_t)slot * ci.scratch_bytes : nullptr;
+  c.scratch_bytes = ci.scratch_bytes;
   return true;
 }
 static __device__ __noinline__ void shoal_d_bad_team(const char *routine, shmem_team_t team, int have_coll) {
@@ -591,9 +618,10 @@ SHOAL_DI shoal_d_cteam shoal_d_cteam_of(shmem_team_t team, const char *routine) 
  * store), as shoal_d_pe_barrier's. */
 SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c, bool quiet = false) {
   const int n = c.npes, me = c.me;
-  const bool via = shoal_d_st().proxy_queue != 0;
-  if (via) shoal_d_proxy(quiet ? SHOAL_PROXY_QUIET : SHOAL_PROXY_FENCE, 0, quiet ? SHOAL_PROXY_F_WAIT : 0, 0, 0, 0, 0,
-                         0, 0, 0, 0);
+  shoal_proxy_queue_t *const q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue;
+  const bool via = q != 0;
+  if (via) shoal_d_proxy_q(q, quiet ? SHOAL_PROXY_QUIET : SHOAL_PROXY_FENCE, 0, quiet ? SHOAL_PROXY_F_WAIT : 0, 0, 0, 0,
+                           0, 0, 0, 0, 0);
   if (n <= 1) return;
   volatile uint64_t *ep = c.bar_epoch;
   const uint64_t e = *ep + 1;
@@ -602,7 +630,7 @@ SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c, bool quiet = false) {
   for (int k = 0, d = 1; d < n; k++, d <<= 1) {
     const int to = me + d >= n ? me + d - n : me + d;
     if (via && shoal_d_cteam_far(c, to))
-      shoal_d_proxy(SHOAL_PROXY_P, 0, 0, shoal_d_cteam_pe(c, to), mine + k, 0, 8, e, 0, 0, 0);
+      shoal_d_proxy_q(q, SHOAL_PROXY_P, 0, 0, shoal_d_cteam_pe(c, to), mine + k, 0, 8, e, 0, 0, 0);
     else
       shoal_d_store_release((uint64_t *)shoal_port::peer(c.base[to], c.bar_off) + k, e);
     while (shoal_d_load_acquire(mine + k) < e) {

@@ -11,8 +11,8 @@
  * PE's slice reduced from every PE's source and stored into every PE's dest (hoisted pointers in shared memory,
  * 16-byte vectors where dest and source offsets are 16-byte aligned), exit exchange; on return every PE's dest is
  * complete and visible to the calling block. team: any live team (shoal_d_cteam_of: its slot's device-form flags and
- * epoch, two epochs per call; SHMEM_TEAM_INVALID or a destroyed team stops the kernel with one line, and so does a
- * team with a member on another node: not built for reductions). Returns 0.
+ * epoch, two epochs per call; SHMEM_TEAM_INVALID or a destroyed team stops the kernel with one line). A team with
+ * a member on another node: reduce_block_far below (through the proxy). Returns 0.
  * Shared memory: the fcollect forms' 2 x n_pes pointers (a table of its own).
  */
 #ifndef SHOAL_SHMEM_REDUCE_DEVICE_CUH
@@ -40,23 +40,86 @@ template <typename T, int OP> struct kt {
 template <int OP> struct kt<float, OP> { typedef float t; };
 template <int OP> struct kt<double, OP> { typedef double t; };
 
-/* every thread of the calling block: one line (thread 0's), then the kernel stops */
-static __device__ __noinline__ void far_refused(const char *routine, int r, int pe) {
-  if (threadIdx.x == 0)
-    printf("shoal: PE %d: %s: team member %d (PE %d) is on another node: in-kernel reductions reach the PEs of one "
-           "node only (use the host or _on_stream form)\n", shoal_dstate.my_pe, routine, r, pe);
-  __syncthreads();
-  SHOAL_GPU_TRAP();
+/* A volatile load of an element (1, 2, 4 or 8 bytes): memory written by the proxy's copies or by other PEs since this
+ * kernel last read it, never a stale line of this SM's cache. */
+template <typename K> __device__ inline K vload(const K *p) {
+  typedef typename int_of<sizeof(K), false>::t W;
+  W w = *(const volatile W *)p;
+  K k;
+  memcpy(&k, &w, sizeof k);
+  return k;
 }
+/* The reduction on a team with a member on another node (issue 31), by the calling block: an entry sync (every
+ * member's source ready), then per tile of blockDim J elements every member's tile combined in team order 0 .. n-1
+ * in the accumulator type (so every member gets the same bits): a member of this node read through the peer table,
+ * a far one's tile fetched first into the slot's scratch by one get through the proxy; a team barrier (every member
+ * read this tile of every source: dest may be the source), then the tile stored into this PE's dest. */
+template <int OP, typename K>
+__device__ inline void reduce_block_far(const shoal_d_cteam &c, K *dest, const K *source, size_t nreduce) {
+  typedef shoal_cr::tr<K> R;
+  typedef typename R::acc A;
+  enum { J = 4 }; /* 1024 threads x 4 x 8 bytes: 32 KiB, within the scratch (a slot's 128 KiB) */
+  const unsigned tid = shoal_d_tid(), nt = shoal_d_nthreads();
+  const size_t tile = (size_t)nt * J;
+  shoal_proxy_queue_t *const q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue; /* a far member: not NULL */
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence_system(); /* the block's stores to source before the entry flags */
+    shoal_d_team_barrier(c, false);
+  }
+  __syncthreads();
+  for (size_t at = 0; at < nreduce; at += tile) {
+    const size_t cnt = nreduce - at < tile ? nreduce - at : tile;
+    A acc[J];
+    for (int r = 0; r < c.npes; r++) {
+      const int pe = shoal_d_cteam_pe(c, r);
+      const K *from;
+      if (shoal_d_cteam_far(c, r)) {
+        __syncthreads(); /* the scratch's last tile read */
+        if (tid == 0)
+          shoal_d_proxy_q(q, SHOAL_PROXY_GET, 0, SHOAL_PROXY_F_WAIT, pe, source + at, c.scratch, cnt * sizeof(K), 0, 0,
+                          0, 0);
+        __syncthreads();
+        from = (const K *)c.scratch;
+      } else {
+        from = shoal_d_cteam_peer(c, source + at, r);
+      }
+      for (int j = 0; j < J; j++) {
+        const size_t i = tid + (size_t)j * nt;
+        if (i < cnt) {
+          const A v = R::in(vload(from + i));
+          acc[j] = r ? shoal_cr::apply<OP, A>(acc[j], v) : v;
+        }
+      }
+    }
+    __syncthreads();
+    if (tid == 0) shoal_d_team_barrier(c, false); /* every member read this tile of this PE's source */
+    __syncthreads();
+    for (int j = 0; j < J; j++) {
+      const size_t i = tid + (size_t)j * nt;
+      if (i < cnt) dest[at + i] = R::out(acc[j]);
+    }
+  }
+  __syncthreads();
+  if (tid == 0) __threadfence_system();
+  __syncthreads();
+}
+
 template <int OP, typename K>
 __device__ inline int reduce_block(const char *routine, shmem_team_t team, void *dest, const void *source,
                                    size_t nreduce) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, routine); /* any live team; else one line and the kernel stops */
-  if (shoal_d_st().proxy_queue) { /* the grid kernel's walk reads every member's source directly */
-    int far = -1; /* every thread, the trap outside the loop: hipcc 5.2's backend fails to build either inside a
-                   * branch on the thread's number or inside a loop ("failed to annotate CFG") */
-    for (int r = 0; r < c.npes; r++) far = far < 0 && shoal_d_cteam_far(c, r) ? r : far;
-    if (far >= 0) far_refused(routine, far, shoal_d_cteam_pe(c, far));
+  if (shoal_d_st().proxy_queue) { /* the grid kernel's walk reads every member's source directly: not a far one's */
+    __shared__ int far; /* thread 0's finding, as the block collectives' (hipcc 5.2's backend failed on each thread's) */
+    if (threadIdx.x == 0) {
+      far = 0;
+      for (int r = 0; r < c.npes && !far; r++) far = shoal_d_cteam_far(c, r);
+    }
+    __syncthreads();
+    if (far) {
+      reduce_block_far<OP, K>(c, (K *)dest, (const K *)source, nreduce);
+      return 0;
+    }
   }
   __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
   __shared__ unsigned long long epoch;

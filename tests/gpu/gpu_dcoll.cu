@@ -9,10 +9,10 @@
  *                            with `forms` (scripts/gpu-tests.sh passes it under MPS)
  *   gpu_dcoll badteam|badroot   a block collective on SHMEM_TEAM_INVALID / PE_root out of range: the kernel stops
  *                            with one line (shoal: PE n: shmemx_fcollectmem_block: team ... / ...: PE_root ...)
- *   gpu_dcoll farreduce      (every PE its own node) shmemx_long_sum_reduce_block on WORLD: not built across nodes,
- *                            the kernel stops with one line (...: team member 1 (PE 1) is on another node: ...)
+ * Then the block reductions on the same teams: long sum (3001 elements: several of the far path's tiles), double max,
+ * unsigned int xor, each also in place (dest == source), every element checked.
  * Every PE its own node (SHOAL_NODE_PES=1 over ofi; scripts/gpu-tests.sh's far runs): the same checks, the
- * collectives and barriers reaching the other members through the proxy (issue 31). */
+ * collectives, reductions and barriers reaching the other members through the proxy (issue 31). */
 #include "gpu_test.h"
 #include <shoal/shmem_coll_device.cuh>
 
@@ -60,8 +60,24 @@ __global__ void k_bar(int form, shmem_team_t team, int *var, int rounds, int *se
 
 __global__ void k_bad(int mode, char *dest, const char *source) {
   if (mode == 0) shmemx_fcollectmem_block(SHMEM_TEAM_INVALID, dest, source, 16);
-  else if (mode == 1) shmemx_broadcastmem_block(SHMEM_TEAM_WORLD, dest, source, 16, shmem_n_pes());
-  else shmemx_long_sum_reduce_block(SHMEM_TEAM_WORLD, (long *)dest, (const long *)source, 2);
+  else shmemx_broadcastmem_block(SHMEM_TEAM_WORLD, dest, source, 16, shmem_n_pes());
+}
+
+enum { R_LONG_SUM, R_DOUBLE_MAX, R_UINT_XOR, NRED };
+static const char *const red_name[] = {"shmemx_long_sum_reduce_block", "shmemx_double_max_reduce_block",
+                                       "shmemx_uint_xor_reduce_block"};
+__global__ void k_red(int op, shmem_team_t team, void *dest, const void *source, size_t n) {
+  if (blockIdx.x) return;
+  switch (op) {
+  case R_LONG_SUM: shmemx_long_sum_reduce_block(team, (long *)dest, (const long *)source, n); break;
+  case R_DOUBLE_MAX: shmemx_double_max_reduce_block(team, (double *)dest, (const double *)source, n); break;
+  default: shmemx_uint_xor_reduce_block(team, (unsigned *)dest, (const unsigned *)source, n); break;
+  }
+}
+/* element i of world PE pe's source, as the op's type's bits in a long (exact in a double) */
+static long red_in(int op, int pe, size_t i) {
+  return op == R_LONG_SUM ? (long)pe * 100003 + (long)i : op == R_DOUBLE_MAX ? ((long)i * 7 + pe * 13) % 1000 - 500
+                                                                              : (long)((pe + 1) * 2654435761u ^ i);
 }
 
 /* Expected byte i of member r's dest (n members, nb bytes per block): source patterns of t_pat(world pe, index, op). */
@@ -73,10 +89,9 @@ static char expect(int op, int r, size_t i, size_t nb, int root, const int *worl
 
 int main(int argc, char **argv) {
   t_start("gpu_dcoll");
-  if (argc > 1 && (!strcmp(argv[1], "badteam") || !strcmp(argv[1], "badroot") || !strcmp(argv[1], "farreduce"))) {
+  if (argc > 1 && (!strcmp(argv[1], "badteam") || !strcmp(argv[1], "badroot"))) {
     char *b = (char *)t_dmalloc(64 * t_npes);
-    LAUNCH_SYNC(k_bad<<<1, 32>>>(!strcmp(argv[1], "badteam") ? 0 : !strcmp(argv[1], "badroot") ? 1 : 2, b,
-                                 b + 32 * t_npes));
+    LAUNCH_SYNC(k_bad<<<1, 32>>>(!strcmp(argv[1], "badroot"), b, b + 32 * t_npes));
     return t_finish("gpu_dcoll"); /* not reached: the kernel traps */
   }
   const bool forms = t_npes == 1 || (argc > 1 && !strcmp(argv[1], "forms"));
@@ -117,6 +132,46 @@ int main(int argc, char **argv) {
           CHECK(wrong == 0 && past == 0, "%s(%s, %zu bytes, root %d, shift %zu), team rank %d: %d wrong bytes, %d "
                 "bytes changed outside dest", op_name[op], teams[ti].name, nbytes, root, off, r, wrong, past);
         }
+  }
+  /* block reductions: every team, three types and ops, out of place and in place */
+  enum { RN = 3001 };
+  char *rs = (char *)t_dmalloc(RN * 8), *rd = (char *)t_dmalloc(RN * 8), *rh = (char *)malloc(RN * 8);
+  for (int ti = 0; forms && ti < 3; ti++) {
+    shmem_team_t team = teams[ti].team;
+    const int n = team == SHMEM_TEAM_INVALID ? 0 : shmem_team_n_pes(team);
+    for (int op = 0; op < NRED; op++)
+      for (int inplace = 0; inplace < 2; inplace++) {
+        const size_t es = op == R_UINT_XOR ? 4 : 8;
+        for (size_t i = 0; i < RN; i++) {
+          const long v = red_in(op, t_me, i);
+          if (op == R_LONG_SUM) ((long *)rh)[i] = v;
+          else if (op == R_DOUBLE_MAX) ((double *)rh)[i] = (double)v;
+          else ((unsigned *)rh)[i] = (unsigned)v;
+        }
+        GPU_OK(gpuMemcpy(rs, rh, RN * es, gpuMemcpyDefault));
+        GPU_OK(gpuMemset(rd, T_POISON, RN * 8));
+        GPU_OK(gpuDeviceSynchronize());
+        shmem_barrier_all();
+        char *out = inplace ? rs : rd;
+        if (n) LAUNCH_SYNC(k_red<<<1, 256>>>(op, team, out, rs, RN));
+        shmem_barrier_all();
+        if (!n) continue;
+        GPU_OK(gpuMemcpy(rh, out, RN * es, gpuMemcpyDefault));
+        int wrong = 0;
+        size_t first = 0;
+        for (size_t i = 0; i < RN; i++) {
+          long want = 0;
+          for (int m = 0; m < n; m++) {
+            const long v = red_in(op, shmem_team_translate_pe(team, m, SHMEM_TEAM_WORLD), i);
+            want = op == R_LONG_SUM ? want + v : op == R_DOUBLE_MAX ? (m == 0 || v > want ? v : want) : (m ? want ^ v : v);
+          }
+          const bool ok = op == R_LONG_SUM ? ((long *)rh)[i] == want
+                        : op == R_DOUBLE_MAX ? ((double *)rh)[i] == (double)want : ((unsigned *)rh)[i] == (unsigned)want;
+          if (!ok && !wrong++) first = i;
+        }
+        CHECK(wrong == 0, "%s(%s, %d elements, %s): %d wrong elements, the first at %zu", red_name[op],
+              teams[ti].name, (int)RN, inplace ? "in place" : "out of place", wrong, first);
+      }
   }
   /* team barriers: on the split team (its members only) and on WORLD */
   int *var = (int *)t_dmalloc(sizeof(int)), *seen = NULL;
