@@ -18,7 +18,8 @@
  * or a unit without state stops the kernel with one line naming the routine and the team. Each team slot has the
  * device forms' own flags and epoch (shoal_d_cteam_of, <shoal/shmem_device.cuh>): calls on different teams may run
  * at once; calls on one team run one at a time on each member. Returns 0. Uses 2 x n_pes pointers of static shared
- * memory (at most 4 KiB).
+ * memory (at most 4 KiB). A team with a member on another node (issue 31): that member's part goes through the proxy
+ * (shoal_coll_block_far below), then a team barrier with a quiet; same arguments, same result.
  */
 #ifndef SHOAL_SHMEM_COLL_DEVICE_CUH
 #define SHOAL_SHMEM_COLL_DEVICE_CUH
