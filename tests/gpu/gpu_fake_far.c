@@ -13,6 +13,7 @@
  * fake's copies end later, as a GPU's do), so it must go on serving others meanwhile (copy_async() below). */
 #include "gpu_fake_backend.h"
 #include "comm.h"
+#include "shoal_config.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -254,6 +255,24 @@ int main(int argc, char **argv) {
     CHECK((st.delta[p] == SHMEMX_DEVICE_DELTA_FAR) == far, "PE %d: delta %lld, far %d", p, (long long)st.delta[p],
           far);
     CHECK(st.peer_delta[p] == st.delta[p], "PE %d: the device copy of the peer table differs", p);
+  }
+  /* The device forms' team slots (session 28): set up with far PEs too, where the kernels reach far members through
+   * the proxy: WORLD's row of the table holds each near member's heap base and NULL for a far one, and each slot has
+   * a scratch (the far in-kernel reductions'). Builds without the kernels (no nvcc) have no slots. */
+  shmemx_coll_device_info_t ci;
+  const int have_ci = shmemx_coll_device_info(&ci, sizeof ci) == 0;
+  CHECK(have_ci || !SHOAL_HAVE_COLL_GPU, "shmemx_coll_device_info: no team slots");
+  if (have_ci) {
+    const int slot = ci.team_slot[0]; /* WORLD: the pool's first team */
+    char *row[SHMEMX_DEVICE_MAX_PES];
+    CHECK(slot >= 0 && (uint32_t)slot < ci.slots, "WORLD's slot %d", slot);
+    f_memcpy(row, ci.table + (size_t)slot * npes, sizeof(char *) * (size_t)npes, NULL);
+    for (int p = 0; p < npes; p++)
+      CHECK(row[p] == (st.delta[p] == SHMEMX_DEVICE_DELTA_FAR ? NULL : st.heap_base + st.delta[p]),
+            "WORLD's slot table[%d] %p", p, (void *)row[p]);
+    CHECK(nfar ? ci.scratch_bytes >= 4096 && ci.scratch_off + ci.slots * ci.scratch_bytes <= st.heap_size
+               : ci.scratch_bytes == 0, "scratch %llu bytes per slot at %llu (far PEs: %d)",
+          (unsigned long long)ci.scratch_bytes, (unsigned long long)ci.scratch_off, nfar);
   }
   /* With far PEs the transport's staging region is page-locked for the GPU's copies (a whole number of 16 KiB
    * slots per PE), and unlocked by shmem_finalize (below). */
