@@ -45,10 +45,11 @@ __device__ inline void shoal_coll_block_far(const shoal_d_cteam &c, void *dest, 
   const size_t at = bcast ? 0 : (size_t)c.me * nelems; /* this PE's part in every member's dest */
   __syncthreads(); /* the block's stores to source before the proxy reads it */
   if (sends && tid == 0) {
+    shoal_proxy_queue_t *const q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue; /* a far member: not NULL */
     __threadfence_system();
     for (int r = 0; r < c.npes; r++)
       if (shoal_d_cteam_far(c, r))
-        shoal_d_proxy(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, shoal_d_cteam_pe(c, r), (char *)dest + at,
+        shoal_d_proxy_q(q, SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, shoal_d_cteam_pe(c, r), (char *)dest + at,
                       (const char *)source + (OP == shoal_cg::OP_ALLTOALL ? (size_t)r * nelems : 0), nelems, 0, 0, 0,
                       0);
   }

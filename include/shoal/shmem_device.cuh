@@ -599,8 +599,8 @@ static __device__ __noinline__ void shoal_d_bad_team(const char *routine, shmem_
     printf("shoal: PE %d: %s: team %p is SHMEM_TEAM_INVALID, destroyed, or no team of this PE\n", shoal_dstate.my_pe,
            routine, (void *)team);
   else
-    printf("shoal: PE %d: %s: team: this unit has no state for the device collectives (HIP, no room for them in the "
-           "device heap, or PEs on other nodes: use the host or _on_stream forms)\n", shoal_dstate.my_pe, routine);
+    printf("shoal: PE %d: %s: team: this unit has no state for the device collectives (HIP, or no room for them in "
+           "the device heap: use the host or _on_stream forms)\n", shoal_dstate.my_pe, routine);
   SHOAL_GPU_TRAP();
 }
 /* team's slot state, or stop the kernel with one line naming routine and the team. */
@@ -620,7 +620,7 @@ SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c, bool quiet = false) {
   const int n = c.npes, me = c.me;
   shoal_proxy_queue_t *const q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue;
   const bool via = q != 0;
-  if (via) shoal_d_proxy_q(q, quiet ? SHOAL_PROXY_QUIET : SHOAL_PROXY_FENCE, 0, quiet ? SHOAL_PROXY_F_WAIT : 0, 0, 0, 0,
+  if (via && (quiet || n > 1)) shoal_d_proxy_q(q, quiet ? SHOAL_PROXY_QUIET : SHOAL_PROXY_FENCE, 0, quiet ? SHOAL_PROXY_F_WAIT : 0, 0, 0, 0,
                            0, 0, 0, 0, 0);
   if (n <= 1) return;
   volatile uint64_t *ep = c.bar_epoch;

@@ -50,17 +50,21 @@ template <typename K> __device__ inline K vload(const K *p) {
   return k;
 }
 /* The reduction on a team with a member on another node (issue 31), by the calling block: an entry sync (every
- * member's source ready), then per tile of blockDim J elements every member's tile combined in team order 0 .. n-1
- * in the accumulator type (so every member gets the same bits): a member of this node read through the peer table,
- * a far one's tile fetched first into the slot's scratch by one get through the proxy; a team barrier (every member
- * read this tile of every source: dest may be the source), then the tile stored into this PE's dest. */
+ * member's source ready), then per tile (the same on every member whatever its block size: the barriers' count and
+ * the ranges must match) every member's tile combined in team order 0 .. n-1 in the accumulator type (so every member
+ * gets the same bits) into accumulators in the second half of the slot's scratch: a member of this node read through
+ * the peer table, a far one's tile fetched first into the first half by one get through the proxy; a team barrier
+ * (every member read this tile of every source: dest may be the source), then the tile stored into this PE's dest.
+ * An exit barrier: on return every member's dest is complete (a next call may write into it at once). */
 template <int OP, typename K>
 __device__ inline void reduce_block_far(const shoal_d_cteam &c, K *dest, const K *source, size_t nreduce) {
   typedef shoal_cr::tr<K> R;
   typedef typename R::acc A;
-  enum { J = 4 }; /* 1024 threads x 4 x 8 bytes: 32 KiB, within the scratch (a slot's 128 KiB) */
   const unsigned tid = shoal_d_tid(), nt = shoal_d_nthreads();
-  const size_t tile = (size_t)nt * J;
+  const size_t half = c.scratch_bytes / 2, wide = sizeof(A) > sizeof(K) ? sizeof(A) : sizeof(K);
+  const size_t tile = half / wide < 4096 ? half / wide : 4096; /* 4096 elements: 32 KiB of 8-byte ones */
+  K *const got = (K *)c.scratch;
+  A *const acc = (A *)(c.scratch + half);
   shoal_proxy_queue_t *const q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue; /* a far member: not NULL */
   __syncthreads();
   if (tid == 0) {
@@ -70,38 +74,33 @@ __device__ inline void reduce_block_far(const shoal_d_cteam &c, K *dest, const K
   __syncthreads();
   for (size_t at = 0; at < nreduce; at += tile) {
     const size_t cnt = nreduce - at < tile ? nreduce - at : tile;
-    A acc[J];
     for (int r = 0; r < c.npes; r++) {
-      const int pe = shoal_d_cteam_pe(c, r);
       const K *from;
       if (shoal_d_cteam_far(c, r)) {
-        __syncthreads(); /* the scratch's last tile read */
+        __syncthreads(); /* the last tile's reads of got */
         if (tid == 0)
-          shoal_d_proxy_q(q, SHOAL_PROXY_GET, 0, SHOAL_PROXY_F_WAIT, pe, source + at, c.scratch, cnt * sizeof(K), 0, 0,
-                          0, 0);
+          shoal_d_proxy_q(q, SHOAL_PROXY_GET, 0, SHOAL_PROXY_F_WAIT, shoal_d_cteam_pe(c, r), source + at, got,
+                          cnt * sizeof(K), 0, 0, 0, 0);
         __syncthreads();
-        from = (const K *)c.scratch;
+        from = got;
       } else {
         from = shoal_d_cteam_peer(c, source + at, r);
       }
-      for (int j = 0; j < J; j++) {
-        const size_t i = tid + (size_t)j * nt;
-        if (i < cnt) {
-          const A v = R::in(vload(from + i));
-          acc[j] = r ? shoal_cr::apply<OP, A>(acc[j], v) : v;
-        }
+      for (size_t i = tid; i < cnt; i += nt) { /* acc[i]: this thread's alone */
+        const A v = R::in(vload(from + i));
+        acc[i] = r ? shoal_cr::apply<OP, A>(acc[i], v) : v;
       }
     }
     __syncthreads();
     if (tid == 0) shoal_d_team_barrier(c, false); /* every member read this tile of this PE's source */
     __syncthreads();
-    for (int j = 0; j < J; j++) {
-      const size_t i = tid + (size_t)j * nt;
-      if (i < cnt) dest[at + i] = R::out(acc[j]);
-    }
+    for (size_t i = tid; i < cnt; i += nt) dest[at + i] = R::out(acc[i]);
   }
   __syncthreads();
-  if (tid == 0) __threadfence_system();
+  if (tid == 0) {
+    __threadfence_system(); /* the block's stores to dest before the exit flags */
+    shoal_d_team_barrier(c, false);
+  }
   __syncthreads();
 }
 

@@ -9,8 +9,10 @@
  *                            with `forms` (scripts/gpu-tests.sh passes it under MPS)
  *   gpu_dcoll badteam|badroot   a block collective on SHMEM_TEAM_INVALID / PE_root out of range: the kernel stops
  *                            with one line (shoal: PE n: shmemx_fcollectmem_block: team ... / ...: PE_root ...)
- * Then the block reductions on the same teams: long sum (3001 elements: several of the far path's tiles), double max,
- * unsigned int xor, each also in place (dest == source), every element checked.
+ * Then the block reductions on the same teams: long sum, double max, unsigned int xor of 9001 elements (three of the
+ * far path's tiles), each also in place (dest == source), with a block size that differs between PEs (128, 256 or
+ * 512 threads); then, in one kernel, a reduction and right after it an fcollect into the same dest (no barrier
+ * between: the reduction's last stores must not land after the fcollect's), every element checked.
  * Every PE its own node (SHOAL_NODE_PES=1 over ofi; scripts/gpu-tests.sh's far runs): the same checks, the
  * collectives, reductions and barriers reaching the other members through the proxy (issue 31). */
 #include "gpu_test.h"
@@ -74,6 +76,11 @@ __global__ void k_red(int op, shmem_team_t team, void *dest, const void *source,
   default: shmemx_uint_xor_reduce_block(team, (unsigned *)dest, (const unsigned *)source, n); break;
   }
 }
+__global__ void k_redcoll(shmem_team_t team, char *dest, const long *source, size_t n, const char *fsrc, size_t nb) {
+  if (blockIdx.x) return;
+  shmemx_long_sum_reduce_block(team, (long *)dest, source, n);
+  shmemx_fcollectmem_block(team, dest, fsrc, nb);
+}
 /* element i of world PE pe's source, as the op's type's bits in a long (exact in a double) */
 static long red_in(int op, int pe, size_t i) {
   return op == R_LONG_SUM ? (long)pe * 100003 + (long)i : op == R_DOUBLE_MAX ? ((long)i * 7 + pe * 13) % 1000 - 500
@@ -134,7 +141,7 @@ int main(int argc, char **argv) {
         }
   }
   /* block reductions: every team, three types and ops, out of place and in place */
-  enum { RN = 3001 };
+  enum { RN = 9001 };
   char *rs = (char *)t_dmalloc(RN * 8), *rd = (char *)t_dmalloc(RN * 8), *rh = (char *)malloc(RN * 8);
   for (int ti = 0; forms && ti < 3; ti++) {
     shmem_team_t team = teams[ti].team;
@@ -153,7 +160,7 @@ int main(int argc, char **argv) {
         GPU_OK(gpuDeviceSynchronize());
         shmem_barrier_all();
         char *out = inplace ? rs : rd;
-        if (n) LAUNCH_SYNC(k_red<<<1, 256>>>(op, team, out, rs, RN));
+        if (n) LAUNCH_SYNC(k_red<<<1, 128 << (t_me % 3)>>>(op, team, out, rs, RN));
         shmem_barrier_all();
         if (!n) continue;
         GPU_OK(gpuMemcpy(rh, out, RN * es, gpuMemcpyDefault));
@@ -172,6 +179,28 @@ int main(int argc, char **argv) {
         CHECK(wrong == 0, "%s(%s, %d elements, %s): %d wrong elements, the first at %zu", red_name[op],
               teams[ti].name, (int)RN, inplace ? "in place" : "out of place", wrong, first);
       }
+    /* a reduction, then at once an fcollect of 1024 bytes per member into the same dest */
+    for (size_t i = 0; i < RN; i++) ((long *)rh)[i] = red_in(R_LONG_SUM, t_me, i);
+    GPU_OK(gpuMemcpy(rs, rh, RN * 8, gpuMemcpyDefault));
+    for (size_t i = 0; i < 1024; i++) h[i] = (char)t_pat(t_me, i, 9);
+    GPU_OK(gpuMemcpy(src, h, 1024, gpuMemcpyDefault));
+    GPU_OK(gpuMemset(rd, T_POISON, RN * 8));
+    GPU_OK(gpuDeviceSynchronize());
+    shmem_barrier_all();
+    if (n) LAUNCH_SYNC(k_redcoll<<<1, 128 << (t_me % 3)>>>(team, rd, (const long *)rs, RN, src, 1024));
+    shmem_barrier_all();
+    if (!n) continue;
+    GPU_OK(gpuMemcpy(rh, rd, RN * 8, gpuMemcpyDefault));
+    int wrong = 0;
+    for (size_t b = 0; b < (size_t)n * 1024; b++)
+      wrong += rh[b] != (char)t_pat(shmem_team_translate_pe(team, (int)(b / 1024), SHMEM_TEAM_WORLD), b % 1024, 9);
+    for (size_t i = (size_t)n * 1024 / 8; i < RN; i++) {
+      long want = 0;
+      for (int m = 0; m < n; m++) want += red_in(R_LONG_SUM, shmem_team_translate_pe(team, m, SHMEM_TEAM_WORLD), i);
+      wrong += ((long *)rh)[i] != want;
+    }
+    CHECK(wrong == 0, "shmemx_long_sum_reduce_block then shmemx_fcollectmem_block into one dest (%s): %d wrong "
+          "bytes or elements", teams[ti].name, wrong);
   }
   /* team barriers: on the split team (its members only) and on WORLD */
   int *var = (int *)t_dmalloc(sizeof(int)), *seen = NULL;
