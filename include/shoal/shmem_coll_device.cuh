@@ -75,17 +75,9 @@ __device__ inline void shoal_coll_block_run(const shoal_d_cteam &c, void *dest, 
                                             bool bcast, int root) {
   __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
   __shared__ unsigned long long epoch;
-  __shared__ int far;
-  if (shoal_d_st().proxy_queue) { /* a member on another node: the proxy's path (a team's members never change) */
-    if (threadIdx.x == 0) {
-      far = 0;
-      for (int r = 0; r < c.npes && !far; r++) far = shoal_d_cteam_far(c, r);
-    }
-    __syncthreads();
-    if (far) {
-      shoal_coll_block_far<OP>(c, dest, source, nelems, bcast, root);
-      return;
-    }
+  if (shoal_d_cteam_any_far_block(c)) { /* a member on another node: the proxy's path */
+    shoal_coll_block_far<OP>(c, dest, source, nelems, bcast, root);
+    return;
   }
   shoal_cg::params p = {}; /* every field not set below is 0 (after, root, small) */
   p.peer_base = c.base;

@@ -187,12 +187,9 @@ SHOAL_DI unsigned shoal_d_nthreads() { return blockDim.x * blockDim.y * blockDim
  * where pe does not change). Blocking forms (put, get, g, fetching AMOs, put_signal) wait for the proxy's answer; _nbi
  * forms, p and non-fetching AMOs do not (shmem_quiet completes them). */
 SHOAL_DI bool shoal_d_far(int pe) { return __builtin_expect(shoal_d_st().delta[pe] == SHMEMX_DEVICE_DELTA_FAR, 0); }
-/* Post one request (op, fields as in shoal_proxy_entry_t) and, with SHOAL_PROXY_F_WAIT, wait for its answer, which is
- * returned (G, AMO: the old value). A far PE and no queue cannot happen (the runtime puts the queue into every state
- * with a far PE); should it, the kernel stops with one line. Inline, the line without arguments: a call's ABI kept
- * more registers live in the near path (nvcc 13, sm_90: a loop of shmem_long_p 27 registers inline, 42 with a call),
- * and a call or a printf argument gave the kernels an 8-byte stack frame. */
-/* The same on queue q, which the caller knows exists (no check, no stop: for the posters inside loops). */
+/* Post one request (op, fields as in shoal_proxy_entry_t) on queue q, which the caller knows exists, and, with
+ * SHOAL_PROXY_F_WAIT, wait for its answer, which is returned (G, AMO: the old value). No check, no stop: for the
+ * posters inside loops, whose state is already checked. */
 SHOAL_DI uint64_t shoal_d_proxy_q(shoal_proxy_queue_t *q, int op, int aop, int flags, int pe, const void *target,
                                   const void *local, uint64_t bytes, uint64_t value, uint64_t cmp, const uint64_t *sig,
                                   int sig_op) {
@@ -211,6 +208,10 @@ SHOAL_DI uint64_t shoal_d_proxy_q(shoal_proxy_queue_t *q, int op, int aop, int f
   e.sig = (uint64_t)(uintptr_t)sig;
   return shoal_proxy_call(q, &e);
 }
+/* The same on this PE's queue. A far PE and no queue cannot happen (the runtime puts the queue into every state with
+ * a far PE); should it, the kernel stops with one line. Inline, the line without arguments: a call's ABI kept more
+ * registers live in the near path (nvcc 13, sm_90: a loop of shmem_long_p 27 registers inline, 42 with a call), and
+ * a call or a printf argument gave the kernels an 8-byte stack frame. */
 SHOAL_DI uint64_t shoal_d_proxy(int op, int aop, int flags, int pe, const void *target, const void *local,
                                 uint64_t bytes, uint64_t value, uint64_t cmp, const uint64_t *sig, int sig_op) {
   shoal_proxy_queue_t *q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue;
@@ -218,20 +219,7 @@ SHOAL_DI uint64_t shoal_d_proxy(int op, int aop, int flags, int pe, const void *
     printf("shoal: PE ?: device API: a PE of another node is addressed and this PE has no proxy queue\n");
     SHOAL_GPU_TRAP();
   }
-  shoal_proxy_entry_t e;
-  e.seq = 0;
-  e.op = (uint8_t)op;
-  e.aop = (uint8_t)aop;
-  e.sig_op = (uint8_t)sig_op;
-  e.flags = (uint8_t)flags;
-  e.pe = pe;
-  e.target = (uint64_t)(uintptr_t)target;
-  e.local = (uint64_t)(uintptr_t)local;
-  e.bytes = bytes;
-  e.value = value;
-  e.cmp = cmp;
-  e.sig = (uint64_t)(uintptr_t)sig;
-  return shoal_proxy_call(q, &e);
+  return shoal_d_proxy_q(q, op, aop, flags, pe, target, local, bytes, value, cmp, sig, sig_op);
 }
 
 /* Copy n bytes: this thread takes words rank, rank + size, ... (four in flight), with the widest word that the
@@ -570,6 +558,18 @@ SHOAL_DI bool shoal_d_cteam_far(const shoal_d_cteam &c, int r) {
 }
 template <typename T> SHOAL_DI T *shoal_d_cteam_peer(const shoal_d_cteam &c, const T *p, int r) {
   return SHOAL_GPU_PEER(T, p, shoal_dstate.delta[shoal_d_cteam_pe(c, r)]);
+}
+/* Every thread of the calling block: does c have a member on another node? Thread 0 looks (once a PE has a proxy
+ * queue), the block shares its answer: one uniform branch for the block scope's syncs that follow. */
+SHOAL_DI bool shoal_d_cteam_any_far_block(const shoal_d_cteam &c) {
+  __shared__ int far;
+  if (!shoal_dstate.proxy_queue) return false;
+  if (threadIdx.x == 0) {
+    far = 0;
+    for (int r = 0; r < c.npes && !far; r++) far = shoal_d_cteam_far(c, r);
+  }
+  __syncthreads();
+  return far != 0;
 }
 /* true and c filled for a live team of this PE, false for SHMEM_TEAM_INVALID, a destroyed team, or no GPU
  * collectives in this unit's state. */

@@ -108,17 +108,9 @@ template <int OP, typename K>
 __device__ inline int reduce_block(const char *routine, shmem_team_t team, void *dest, const void *source,
                                    size_t nreduce) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, routine); /* any live team; else one line and the kernel stops */
-  if (shoal_d_st().proxy_queue) { /* the grid kernel's walk reads every member's source directly: not a far one's */
-    __shared__ int far; /* thread 0's finding, as the block collectives' (hipcc 5.2's backend failed on each thread's) */
-    if (threadIdx.x == 0) {
-      far = 0;
-      for (int r = 0; r < c.npes && !far; r++) far = shoal_d_cteam_far(c, r);
-    }
-    __syncthreads();
-    if (far) {
-      reduce_block_far<OP, K>(c, (K *)dest, (const K *)source, nreduce);
-      return 0;
-    }
+  if (shoal_d_cteam_any_far_block(c)) { /* the grid kernel's walk reads every member's source directly: not a far one's */
+    reduce_block_far<OP, K>(c, (K *)dest, (const K *)source, nreduce);
+    return 0;
   }
   __shared__ char *tab[2 * SHMEMX_DEVICE_MAX_PES];
   __shared__ unsigned long long epoch;
