@@ -110,15 +110,27 @@ static _Noreturn __attribute__((cold)) void failed(const char *routine, const ch
               shoal_g.tl_of[pe]->name);
 }
 
+_Thread_local bool shoal_comm_defer_ok;
+
 /* A put (put true: from buf) or get (into buf) of n bytes at off of pe's device heap, staged by the transport (its
- * dev_put: buf reusable on return, complete at pe after quiet or fence; dev_get: complete on return, nbi too). */
+ * dev_put: buf reusable on return, complete at pe after quiet or fence; dev_get: complete on return, nbi too). An nbi
+ * put of the device proxy's thread (shoal_comm_defer_ok, its own endpoint) takes dev_put_nbi: buf is reusable after
+ * quiet, as the spec's nbi put, so its copy out of GPU memory need not be waited for here. */
 static __attribute__((cold, noinline)) void dev_rma(const char *routine, void *ep, int pe, size_t off, const void *sym,
-                                                    void *buf, size_t n, bool put) {
+                                                    void *buf, size_t n, bool put, bool nbi) {
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   if (!t || (put ? !t->dev_put : !t->dev_get)) device_far(routine, put ? "dest" : "source", sym, pe);
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+  if (put && nbi && ep && shoal_comm_defer_ok && t->dev_put_nbi) {
+    if (t->dev_put_nbi(ep, pe, off, buf, n)) failed(routine, "put to the device heap", n, pe);
+    return;
+  }
   if (put ? t->dev_put(ep, pe, off, buf, n) : t->dev_get(ep, pe, off, buf, n))
     failed(routine, put ? "put to the device heap" : "get from the device heap", n, pe);
+}
+
+int shoal_comm_dev_pending(void *ep) {
+  return ep && shoal_g.tl && shoal_g.tl->dev_pending ? shoal_g.tl->dev_pending(ep) : 0;
 }
 
 /* A local buffer in GPU memory (a put's source, a get's destination) with a PE of another node: the transports
@@ -165,7 +177,7 @@ void shoal_comm_put(const char *routine, void *ep, int pe, const shoal_space_t *
                     const void *src, size_t n, bool nbi) {
   if (!n) return;
   if (SHOAL_UNLIKELY(s->device)) {
-    dev_rma(routine, ep, pe, off, sym, (void *)src, n, true);
+    dev_rma(routine, ep, pe, off, sym, (void *)src, n, true, nbi);
     return;
   }
   if (SHOAL_UNLIKELY(gpu_local(src))) {
@@ -181,7 +193,7 @@ void shoal_comm_get(const char *routine, void *ep, int pe, const shoal_space_t *
                     void *dst, size_t n, bool nbi) {
   if (!n) return;
   if (SHOAL_UNLIKELY(s->device)) {
-    dev_rma(routine, ep, pe, off, sym, dst, n, false);
+    dev_rma(routine, ep, pe, off, sym, dst, n, false, nbi);
     return;
   }
   if (SHOAL_UNLIKELY(gpu_local(dst))) {

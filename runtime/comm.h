@@ -106,6 +106,13 @@ typedef struct shoal_tl_ops {
   /* Optional (NULL: none): the host memory the transport stages device-heap bytes through (ofi's staging region,
    * page aligned), which the device heap's set-up page-locks for the GPU's DMA copies (heap_gpu.c). */
   shoal_status_t (*stage_region)(void **base, size_t *len);
+  /* Optional (NULL: dev_put), the device proxy's nbi put (runtime/proxy.c): as dev_put, but the copy out of src (GPU
+   * memory) is only enqueued, and the chunk is sent once it is done, so that the next requests are served meanwhile;
+   * src must stay unchanged until the next quiet or fence on ep (the spec's nbi put). ep: a context's own endpoint,
+   * used by one thread, which calls dev_pending until it returns 0; until then other threads' staged calls wait. */
+  shoal_status_t (*dev_put_nbi)(void *ep, int pe, size_t off, const void *src, size_t n);
+  /* Sends ep's deferred chunks whose copy is done; returns how many still wait for theirs. Never blocks. */
+  int (*dev_pending)(void *ep);
 } shoal_tl_ops_t;
 
 /* The transports, in the order comm.c asks them (runtime/transport/<name>/): shm first (this node's PEs, also
@@ -176,6 +183,12 @@ shoal_status_t shoal_comm_dev_amo(size_t off, int op, size_t size, uint64_t v, u
 /* The requester's side: n bytes from src to dst, either one host or device memory of this PE (the backend's copy,
  * synchronous; a plain memcpy without a GPU). */
 shoal_status_t shoal_comm_dev_memcpy(void *dst, const void *src, size_t n);
+/* The same, only enqueued, for dst host memory: *slot (0 to SHOAL_COMM_DEV_COPIES - 1) names it for
+ * shoal_comm_dev_memcpy_done, asked until *done before dst is read (src must stay unchanged until then); *slot -1:
+ * done before return (src host memory, no pollable event, every event taken, SHOAL_GPU_STAGE_ASYNC=0). Errors as
+ * shoal_comm_dev_memcpy's; a failed copy found by done returns SHOAL_ERR with *done true. */
+shoal_status_t shoal_comm_dev_memcpy_start(void *dst, const void *src, size_t n, int *slot);
+shoal_status_t shoal_comm_dev_memcpy_done(int slot, bool *done);
 
 /* ---- the comm layer (comm.c) ---- */
 /* At init, after the host heap and static data are mapped (heap_lim and the spaces' lim say which peers are):
@@ -222,6 +235,12 @@ void shoal_comm_quiet(const char *routine, void *ep);
  * ctx_destroy completes ep's operations first. */
 void *shoal_comm_ctx_create(bool shared);
 void shoal_comm_ctx_destroy(void *ep);
+/* The device proxy's thread sets it (runtime/proxy.c): its nbi puts to far device heaps may leave their copy out of
+ * GPU memory pending (the ops table's dev_put_nbi) on its own endpoint, and it calls shoal_comm_dev_pending(ep),
+ * which sends those whose copy is done and returns how many still wait (0 without a transport or such puts), until
+ * that is 0; its quiet and fence wait for them all. */
+extern _Thread_local bool shoal_comm_defer_ok;
+int shoal_comm_dev_pending(void *ep);
 
 #if SHOAL_HAVE_OFI
 extern const shoal_tl_ops_t shoal_tl_ofi_ops;

@@ -167,6 +167,7 @@ static uint64_t serve(shmem_ctx_t ctx, const shoal_proxy_entry_t *e) {
   switch (e->op) {
   case SHOAL_PROXY_PUT:
     if (e->flags & SHOAL_PROXY_F_INLINE) shmem_ctx_putmem(ctx, t, &e->value, n, e->pe); /* checked: 1-8 bytes */
+    else if (e->flags & SHOAL_PROXY_F_NBI) shmem_ctx_putmem_nbi(ctx, t, l, n, e->pe); /* far device heap: deferred */
     else shmem_ctx_putmem(ctx, t, l, n, e->pe);
     break;
   case SHOAL_PROXY_PUT_SIGNAL:
@@ -220,6 +221,10 @@ static void *proxy_main(void *arg) {
       (ctx == SHMEM_CTX_DEFAULT || !((struct shoal_ctx *)ctx)->tl))
     shoal_fatal("shmem_init", "the device proxy got no transport endpoint of its own (shmem_ctx_create); "
                 "initialize with shmem_init_thread(SHMEM_THREAD_MULTIPLE, ...) to let it share the default one");
+  /* This thread's nbi puts to far device heaps may leave their copy out of GPU memory enqueued (comm.h): the loop
+   * below sends them as their copies end, and its quiets and fences wait for them. */
+  shoal_comm_defer_ok = true;
+  void *ep = ctx != SHMEM_CTX_DEFAULT ? ((struct shoal_ctx *)ctx)->tl : NULL;
   unsigned polls = 0;
   uint64_t drained = 0; /* the last drain_req answered */
   for (;;) {
@@ -260,6 +265,11 @@ static void *proxy_main(void *arg) {
                   "overwritten", (unsigned long long)(h & (P.entries - 1)), (unsigned long long)seq,
                   (unsigned long long)(4 * h + 1), (unsigned long long)h);
     if (__atomic_load_n(&P.stop, __ATOMIC_ACQUIRE)) break;
+    if (shoal_comm_dev_pending(ep)) { /* copies running: their chunks go out as each ends, no sleep meanwhile */
+      polls = 0;
+      SHOAL_CPU_RELAX();
+      continue;
+    }
     idle(&polls);
   }
   shmem_ctx_quiet(ctx);

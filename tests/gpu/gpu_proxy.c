@@ -10,6 +10,8 @@
  *   gpu_proxy device  targets on the device heap of the fake GPU, local buffers on it too (staging); over several
  *                     nodes (SHOAL_NODE_PES=1) the proxy must have been started by shmem_init and named in the
  *                     device state (skipped, exit 77, where the device heap does not span the nodes)
+ *   gpu_proxy defer   nbi puts from the fake device heap to far device heaps leave their copy out of GPU memory
+ *                     enqueued (issue 31): the proxy serves the next request while it runs (defer() below)
  *   gpu_proxy bad_pe | bad_addr | bad_op | bad_seq   PE 0 posts one bad request */
 #include "heap_gpu.h"
 #include "proxy.h"
@@ -71,6 +73,133 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* ---- defer: the fake with events, whose copies out of device memory end late ---- */
+/* A causal copy (slow_out, 64 KiB out of device memory): it ends once the proxy has served the request after the
+ * one that made it (served >= want), or gives up after GIVE_UP_NS, so only a proxy that goes on while the copy runs
+ * sees it end: the one that waited for its copy inside the request gives up, and the test fails. Counted copies
+ * (lag_out): their events read "not done" three times first, so chunks wait in the queue for their copies. */
+#define GIVE_UP_NS 10000000000ll
+static bool slow_out, lag_out;
+static _Atomic int64_t copy_since; /* the causal copy's start; 0: none pending */
+static _Atomic uint64_t copy_want;
+static _Atomic bool copy_gave_up;
+static _Atomic int lagged; /* "not done" answers given */
+static int64_t mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+static bool copy_over(void) {
+  int64_t t0 = atomic_load(&copy_since);
+  if (!t0) return true;
+  if (shoal_proxy_served() < atomic_load(&copy_want)) {
+    if (mono_ns() - t0 < GIVE_UP_NS) return false;
+    atomic_store(&copy_gave_up, true);
+  }
+  atomic_store(&copy_since, 0);
+  return true;
+}
+static shoal_status_t d_memcpy(void *d, const void *s, size_t n, void *st) {
+  int sdev = 0, ddev = 0;
+  f_ptr_device(s, &sdev), f_ptr_device(d, &ddev);
+  if (slow_out && sdev && !ddev && n == 65536) {
+    atomic_store(&copy_want, shoal_proxy_served() + 2); /* in the request's service: served counts those before */
+    atomic_store(&copy_since, mono_ns());
+  }
+  return f_memcpy(d, s, n, st);
+}
+static shoal_status_t d_stream_sync(void *st) {
+  while (!copy_over()) sched_yield();
+  return SHOAL_OK;
+}
+typedef struct { int64_t since; int lag; } d_event_t;
+static shoal_status_t d_event_create(void **e) { return (*e = calloc(1, sizeof(d_event_t))) ? SHOAL_OK : SHOAL_ERR_NOMEM; }
+static shoal_status_t d_event_destroy(void *e) { return free(e), SHOAL_OK; }
+static shoal_status_t d_event_record(void *e, void *st) {
+  d_event_t *v = e;
+  v->since = atomic_load(&copy_since), v->lag = lag_out ? 3 : 0;
+  return SHOAL_OK;
+}
+static shoal_status_t d_event_sync(void *e) {
+  while (((d_event_t *)e)->since && !copy_over()) sched_yield();
+  return SHOAL_OK;
+}
+static shoal_status_t d_event_query(void *e, int *done) {
+  d_event_t *v = e;
+  if (v->lag > 0) {
+    v->lag--, atomic_fetch_add(&lagged, 1);
+    return *done = 0, SHOAL_OK;
+  }
+  return *done = !v->since || copy_over(), SHOAL_OK;
+}
+static shoal_gpu_ops_t with_events;
+
+/* PE me to next (every PE its own node). (1) A 64 KiB nbi put whose copy out of device memory ends only once the
+ * request after it was served, then a G of next's word: answered while the copy runs. (2) 24 rounds of an nbi put
+ * (odd sizes, some past one chunk) each from its own source, every third with a blocking put too, a fence, then a p
+ * of the round to next's host heap: next sees each round's bytes once it sees the round's flag. (3) An nbi put then a
+ * get of the same bytes: the get sees them. (4) nbi puts then quiet, then the barrier: every byte there. */
+static void defer(int next, int prev) {
+  enum { R = 24, U = 70001 };
+  unsigned char *d = sym_alloc((size_t)(R + 2) * U), *s = sym_alloc((size_t)(R + 2) * U), *back = sym_alloc(U);
+  uint64_t *word = shmem_malloc(2 * sizeof(uint64_t)); /* host heap: [0] the round flag, [1] the G's value */
+  CHECK(word != NULL, "allocation");
+  if (!word) return;
+  word[0] = 0, word[1] = 1000 + (uint64_t)me;
+  memset(d, 0, (size_t)(R + 2) * U);
+  for (size_t i = 0; i < (size_t)(R + 2) * U; i++) s[i] = (unsigned char)(i * 11 + (size_t)me * 3);
+  shmem_barrier_all();
+
+  slow_out = true;
+  req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, d, s, 65536, 0, 0);
+  uint64_t g = req(SHOAL_PROXY_G, 0, SHOAL_PROXY_F_WAIT, next, &word[1], NULL, 8, 0, 0);
+  CHECK(g == 1000 + (uint64_t)next, "G of PE %d's word: %llu", next, (unsigned long long)g);
+  quiet();
+  slow_out = false;
+  CHECK(!atomic_load(&copy_gave_up), "the proxy did not serve the next request while an nbi put's copy out of GPU "
+        "memory ran (the copy gave up waiting after %lld s)", GIVE_UP_NS / 1000000000);
+
+  lag_out = true;
+  for (int r = 0; r < R; r++) {
+    const size_t at = (size_t)(r + 1) * U, n = r % 4 == 3 ? U : 65536 + (size_t)r * 13;
+    req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, d + at, s + at, n, 0, 0);
+    if (r % 3 == 2 && n < U) req(SHOAL_PROXY_PUT, 0, 0, next, d + at + n, s + at + n, 4096, 0, 0);
+    fence();
+    req(SHOAL_PROXY_P, 0, 0, next, &word[0], NULL, 8, (uint64_t)r + 1, 0);
+  }
+  /* as next: each round's bytes there once its flag is */
+  size_t badn = 0;
+  for (int r = 0; r < R; r++) {
+    const size_t at = (size_t)(r + 1) * U, n = r % 4 == 3 ? U : 65536 + (size_t)r * 13;
+    const int64_t t0 = mono_ns();
+    while (__atomic_load_n(&word[0], __ATOMIC_ACQUIRE) < (uint64_t)r + 1 && mono_ns() - t0 < GIVE_UP_NS)
+      sched_yield();
+    for (size_t i = 0; i < n; i++) badn += d[at + i] != (unsigned char)((at + i) * 11 + (size_t)prev * 3);
+    CHECK(!badn, "round %d: flag %llu, %zu of %zu bytes from PE %d not there", r,
+          (unsigned long long)__atomic_load_n(&word[0], __ATOMIC_ACQUIRE), badn, n, prev);
+    if (badn) break;
+  }
+  const size_t last = (size_t)(R + 1) * U;
+  req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, d + last, s + last, U, 0, 0);
+  req(SHOAL_PROXY_GET, 0, SHOAL_PROXY_F_WAIT, next, d + last, back, U, 0, 0);
+  badn = 0;
+  for (size_t i = 0; i < U; i++) badn += back[i] != s[last + i];
+  CHECK(!badn, "a get after an nbi put of the same bytes: %zu of %d bytes differ", badn, U);
+  quiet();
+  CHECK(atomic_load(&lagged) > 0, "no copy out of device memory was left pending");
+  lag_out = false;
+  shmem_barrier_all();
+  badn = 0;
+  for (size_t i = 0; i < (size_t)(R + 2) * U; i++) {
+    const size_t r = i / U, o = i % U;
+    const bool put = r == 0 ? o < 65536 : r <= R ? o < (r % 4 == 0 ? (size_t)U : 65536 + (r - 1) * 13) ||
+                                                    ((r - 1) % 3 == 2 && r % 4 != 0 && o < 65536 + (r - 1) * 13 + 4096) : true;
+    badn += d[i] != (put ? (unsigned char)(i * 11 + (size_t)prev * 3) : 0);
+  }
+  CHECK(!badn, "after quiet and the barrier: %zu of %zu bytes wrong", badn, (size_t)(R + 2) * U);
+  shmem_barrier_all();
+}
+
 static void bad(const char *mode) {
   if (me == 0) {
     char priv[8];
@@ -92,11 +221,20 @@ static void bad(const char *mode) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "host";
-  device_mode = !strcmp(mode, "device");
+  const bool defer_mode = !strcmp(mode, "defer");
+  device_mode = !strcmp(mode, "device") || defer_mode;
   if (!strcmp(mode, "backpressure")) setenv("SHOAL_PROXY_QUEUE_ENTRIES", "8", 1);
   if (device_mode) {
     setenv("SHOAL_DEVICE_SYMMETRIC_SIZE", "16M", 1);
     shoal_gpu_test_backend = &fake;
+  }
+  if (defer_mode) {
+    with_events = fake;
+    with_events.memcpy = d_memcpy, with_events.stream_sync = d_stream_sync;
+    with_events.event_create = d_event_create, with_events.event_destroy = d_event_destroy;
+    with_events.event_record = d_event_record, with_events.event_sync = d_event_sync;
+    with_events.event_query = d_event_query;
+    shoal_gpu_test_backend = &with_events;
   }
   shmem_init();
   me = shmem_my_pe();
@@ -139,6 +277,13 @@ int main(int argc, char **argv) {
   ctr = sym_alloc(64);
   ctr_nf = ctr + 1;
   if (!strncmp(mode, "bad_", 4)) bad(mode);
+  if (defer_mode) {
+    CHECK(far, "defer wants every PE its own node (SHOAL_NODE_PES=1 over ofi)");
+    if (far) defer(next, prev);
+    if (me == 0) printf("gpu_proxy: defer %s with %d PEs\n", fails ? "FAIL" : "PASS", npes);
+    shmem_finalize();
+    return fails ? 1 : 0;
+  }
 
   /* puts of odd sizes, blocking and nbi, into next's buffer; the last one past the bounce buffer (chunks) */
   static const size_t sizes[] = {1, 3, 7, 13, 4099, ((size_t)1 << 20) + 77};

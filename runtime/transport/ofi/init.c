@@ -622,7 +622,8 @@ const shoal_tl_ops_t shoal_tl_ofi_ops = {
   .put = shoal_ofi_put, .get = shoal_ofi_get, .amo = shoal_ofi_amo, .signal = shoal_ofi_signal,
   .put_signal = shoal_ofi_put_signal, .helpers_to = shoal_ofi_helpers_to,
   .stage_region = ofi_stage_region,
-  .quiet = shoal_ofi_quiet, .fence = shoal_ofi_fence, .progress = shoal_ofi_progress, .fini = tl_fini,
+  .quiet = shoal_ofi_quiet_staged, .fence = shoal_ofi_fence_staged, .progress = shoal_ofi_progress, .fini = tl_fini,
   .ctx_create = shoal_ofi_ctx_create, .ctx_destroy = shoal_ofi_ctx_destroy, .dev_put = shoal_ofi_dev_put,
-  .dev_get = shoal_ofi_dev_get, .dev_amo = shoal_ofi_dev_amo,
+  .dev_get = shoal_ofi_dev_get, .dev_amo = shoal_ofi_dev_amo, .dev_put_nbi = shoal_ofi_dev_put_nbi,
+  .dev_pending = shoal_ofi_dev_pending,
 };

@@ -270,9 +270,14 @@ extern struct shoal_ofi_state {
   size_t stage_slot;          /* bytes of one staging slot (stage_slot(npes)); the region is reg[SHOAL_SPACE_STAGE] */
   pthread_mutex_t stage_mu;   /* this PE's staged operations, one at a time: its bounce and its slots at targets */
   /* Staged put chunks sent (rma.c), oldest first, under stage_mu: each holds [off, off + len) of the bounce and of
-   * its target's slot until answered (its request is a non-fetching one: quiet and fence wait for it). */
-  struct stage_fly { shoal_ofi_fb_pending_t p; size_t off, len; struct txep *t; } stage_q[STAGE_INFLIGHT];
-  unsigned stage_head, stage_n;
+   * its target's slot until answered (its request is a non-fetching one: quiet and fence wait for it). The last
+   * stage_unposted are not sent yet: the device proxy's nbi puts, whose copy out of GPU memory (copy: its slot of
+   * shoal_comm_dev_memcpy_start, -1 done) was only enqueued; only their endpoint's thread (stage_owner) sends them,
+   * in order, and other threads' staged calls wait until there are none. */
+  struct stage_fly { shoal_ofi_fb_pending_t p; size_t off, len; struct txep *t; int copy; } stage_q[STAGE_INFLIGHT];
+  unsigned stage_head, stage_n, stage_unposted;
+  _Atomic(struct txep *) stage_owner; /* the endpoint of the unposted chunks; NULL: none */
+  _Atomic int stage_err;              /* a deferred chunk that failed: its owner's next quiet or fence says so */
   size_t stage_pos;           /* where the next chunk goes in the bounce (a ring of stage_slot bytes) */
   bool slow_dput;             /* SHOAL_TL_OFI_FORCE_SLOW_DPUT (tests): 50 ms before each staged put chunk's copy */
   bool stage_saw;             /* the provider orders a send after a write (FI_ORDER_SAW): a chunk's request follows
@@ -405,6 +410,12 @@ shoal_status_t shoal_ofi_put(void *h, int space, int pe, size_t off, const void 
 shoal_status_t shoal_ofi_get(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi);
 shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v);
 shoal_status_t shoal_ofi_dev_put(void *h, int pe, size_t off, const void *src, size_t n);
+shoal_status_t shoal_ofi_dev_put_nbi(void *h, int pe, size_t off, const void *src, size_t n);
+int shoal_ofi_dev_pending(void *h);
+/* quiet and fence of the ops table: the deferred staged chunks of ep's thread sent first (rma.c), then as
+ * shoal_ofi_quiet / shoal_ofi_fence. */
+shoal_status_t shoal_ofi_quiet_staged(void *ep);
+shoal_status_t shoal_ofi_fence_staged(void *ep);
 shoal_status_t shoal_ofi_dev_get(void *h, int pe, size_t off, void *dst, size_t n);
 shoal_status_t shoal_ofi_dev_amo(void *h, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,
                                  uint64_t *old);

@@ -160,9 +160,60 @@ static shoal_status_t stage_read(txep_t *t, char *bounce, size_t n, int pe) {
 }
 
 /* ---- staged put chunks in flight (ofi.h stage_q; under stage_mu) ---- */
-/* The oldest one answered: waits as the fallback's waits do (answers, resends, the watch's timeout: never a hang). */
+/* Send chunk f, its bytes in the bounce: its tag after them, the write of both to the same place of this PE's slot
+ * at its target, then its MSG_DPUT (from t's endpoint right behind the write where the provider orders a send after a
+ * write, else from the main one once the write is delivered). On failure its claim is given up (f reads answered). */
+static shoal_status_t stage_send(txep_t *t, struct stage_fly *f) {
+  char *bounce = (char *)shoal_ofi.reg[SHOAL_SPACE_STAGE].base + (size_t)shoal_ofi.me * shoal_ofi.stage_slot;
+  const int pe = f->p.pe;
+  const uint64_t tag = f->p.m.id ^ shoal_ofi.rtoken[pe]; /* the target's secret in it: no old bytes match */
+  memcpy(bounce + f->off + f->len - sizeof tag, &tag, sizeof tag);
+  shoal_status_t rc = stage_write(t, bounce + f->off, f->len, pe, f->off);
+  if (!rc && !shoal_ofi.stage_saw) rc = WAIT_W(t);
+  if (rc) {
+    shoal_ofi_fb_unclaim(&f->p);
+    return rc;
+  }
+  return shoal_ofi_fb_post(t, &f->p, shoal_ofi.stage_saw ? t->ep : shoal_ofi.ep); /* frees the claim on failure */
+}
+
+/* Send the unposted chunks (the queue's last stage_unposted, all t's) in order, those whose copy out of GPU memory
+ * is done; the first need of them whatever it takes (their copies waited for: a GPU's copy ends by itself). A failure
+ * is kept in stage_err for t's next quiet or fence (the nbi put that made the chunk has returned). */
+static shoal_status_t stage_post(txep_t *t, unsigned need) {
+  shoal_status_t rc = SHOAL_OK;
+  for (unsigned spins = 0; shoal_ofi.stage_unposted;) {
+    struct stage_fly *f =
+      &shoal_ofi.stage_q[(shoal_ofi.stage_head + shoal_ofi.stage_n - shoal_ofi.stage_unposted) % STAGE_INFLIGHT];
+    bool done = true;
+    shoal_status_t r = f->copy >= 0 ? shoal_comm_dev_memcpy_done(f->copy, &done) : SHOAL_OK;
+    if (!done) {
+      if (!need) break;
+      if (++spins % 64 == 0) sched_yield();
+      else SHOAL_CPU_RELAX();
+      continue;
+    }
+    f->copy = -1;
+    if (r) {
+      shoal_warn("shoal_tl_ofi_dev_put: copy of %zu bytes out of GPU memory failed", f->len - sizeof(uint64_t));
+      shoal_ofi_fb_unclaim(&f->p);
+    } else {
+      r = stage_send(t, f);
+    }
+    if (r && !rc) rc = r;
+    shoal_ofi.stage_unposted--;
+    if (need) need--;
+  }
+  if (!shoal_ofi.stage_unposted) atomic_store(&shoal_ofi.stage_owner, NULL);
+  if (rc) atomic_store(&shoal_ofi.stage_err, (int)rc);
+  return rc;
+}
+
+/* The oldest one answered: waits as the fallback's waits do (answers, resends, the watch's timeout: never a hang);
+ * unposted (every chunk then is), it is sent first, by its owner: a caller of another endpoint finds none (stage_rma). */
 static void stage_retire(void) {
   const struct stage_fly *f = &shoal_ofi.stage_q[shoal_ofi.stage_head];
+  if (shoal_ofi.stage_unposted == shoal_ofi.stage_n) stage_post(atomic_load(&shoal_ofi.stage_owner), 1);
   shoal_wait_t ws = {0};
   for (unsigned spins = 0; !shoal_ofi_fb_answered(&f->p); spins++) {
     shoal_ofi_fb_step(&ws, spins);
@@ -191,16 +242,18 @@ static void stage_room(size_t pos, size_t len) {
  * the request itself. A larger put, in chunks (STAGE_CHUNK_MAX, a quarter slot at most): each chunk copied into the
  * bounce (buf may be device memory; the bounce, this PE's own slot, is a ring), its tag (its request's id) after it,
  * both written to the same place of this PE's slot at pe, then MSG_DPUT ("copy it into your device heap") sent as a
- * non-fetching request: from t's endpoint right behind the write where the provider orders a send after a write
- * (stage_saw), else from the main endpoint once the write is delivered. pe copies a chunk only with its tag there
- * (a request resent from the main endpoint may overtake its write). The copy of the next chunk overlaps the network's
- * transfer of this one, and pe's copies and answers overlap both, across calls too; a place of the ring is reused
- * once its chunk is answered. So a put returns once buf may be reused, complete at pe after t's quiet or fence (the
- * spec's put, blocking or not, is complete at the target only after a quiet). Get, a slot at a time, after every
- * chunk in flight: MSG_DGET and its answer (pe copied the chunk into the slot; a fetching request waits for the
- * non-fetching ones in flight to pe), the slot read into the bounce, then copied to buf; complete on return. One
- * staged call of this PE at a time. */
-static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t n, bool put) {
+ * non-fetching request (stage_send). pe copies a chunk only with its tag there (a request resent from the main
+ * endpoint may overtake its write). The copy of the next chunk overlaps the network's transfer of this one, and pe's
+ * copies and answers overlap both, across calls too; a place of the ring is reused once its chunk is answered. So a
+ * put returns once buf may be reused, complete at pe after t's quiet or fence (the spec's put, blocking or not, is
+ * complete at the target only after a quiet). defer (the device proxy's nbi put, dev_put_nbi): a chunk's copy out of
+ * GPU memory is only enqueued and the chunk sent by a later call of t's (stage_post: the next staged call, t's
+ * dev_pending, quiet or fence), so the proxy serves the next requests while the GPU copies (issue 31: the copy and
+ * its synchronize, 8 us a 64 KiB chunk on an H100, had come before every chunk's write); buf then stays unchanged
+ * until t's quiet. Get, a slot at a time, after every chunk in flight: MSG_DGET and its answer (pe copied the chunk
+ * into the slot; a fetching request waits for the non-fetching ones in flight to pe), the slot read into the
+ * bounce, then copied to buf; complete on return. One staged call of this PE at a time. */
+static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t n, bool put, bool defer) {
   size_t slot = shoal_ofi.stage_slot;
   const region_t *st = &shoal_ofi.reg[SHOAL_SPACE_STAGE];
   if (!st->mr || !slot || !shoal_ofi.rlen[SHOAL_SPACE_STAGE][pe]) {
@@ -220,6 +273,17 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
   }
   char *bounce = (char *)st->base + (size_t)shoal_ofi.me * slot;
   pthread_mutex_lock(&shoal_ofi.stage_mu);
+  /* another endpoint's chunks still unsent: only its thread may send them (the proxy's, which keeps at it) */
+  while (shoal_ofi.stage_unposted && atomic_load(&shoal_ofi.stage_owner) != t) {
+    pthread_mutex_unlock(&shoal_ofi.stage_mu);
+    shoal_ofi_progress_once();
+    sched_yield();
+    pthread_mutex_lock(&shoal_ofi.stage_mu);
+  }
+  if (shoal_ofi.stage_unposted) { /* t's own: in order before this call's chunks, or behind them when deferred too */
+    shoal_status_t r = stage_post(t, defer && put ? 0 : shoal_ofi.stage_unposted);
+    if (!rc) rc = r;
+  }
   if (put) {
     /* a place holds the chunk and its tag; a quarter slot at most, so four fit the ring (slots: whole pages) */
     const size_t chunk = (slot / 4 < STAGE_CHUNK_MAX ? slot / 4 : STAGE_CHUNK_MAX) - 2 * sizeof(uint64_t);
@@ -229,27 +293,29 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
       const size_t span = STAGE_TAG_AT(len) + sizeof(uint64_t);
       if (pos + span > slot) pos = 0;
       stage_room(pos, span);
+      /* the claim below waits for a place among the fallback's fb_cap in flight, which unsent chunks never free */
+      while (shoal_ofi.stage_unposted >= (unsigned)shoal_ofi.fb_cap) stage_post(t, 1);
       struct stage_fly *f = &shoal_ofi.stage_q[(shoal_ofi.stage_head + shoal_ofi.stage_n) % STAGE_INFLIGHT];
       if ((rc = shoal_ofi_fb_claim(MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off + done, 0, len, pos, &f->p))) break;
-      if (shoal_comm_dev_memcpy(bounce + pos, buf + done, len)) {
-        rc = SHOAL_ERR;
-        shoal_warn("shoal_tl_ofi_dev_put: copy of %zu bytes through the bounce buffer failed", len);
-      } else {
-        const uint64_t tag = f->p.m.id ^ shoal_ofi.rtoken[pe]; /* the target's secret in it: no old bytes match */
-        memcpy(bounce + pos + STAGE_TAG_AT(len), &tag, sizeof tag);
-        rc = stage_write(t, bounce + pos, span, pe, pos);
-        if (!rc && !shoal_ofi.stage_saw) rc = WAIT_W(t);
-      }
+      f->off = pos, f->len = span, f->t = t, f->copy = -1;
+      rc = defer ? shoal_comm_dev_memcpy_start(bounce + pos, buf + done, len, &f->copy)
+                 : shoal_comm_dev_memcpy(bounce + pos, buf + done, len);
       if (rc) {
+        shoal_warn("shoal_tl_ofi_dev_put: copy of %zu bytes through the bounce buffer failed", len);
         shoal_ofi_fb_unclaim(&f->p);
         break;
       }
-      if ((rc = shoal_ofi_fb_post(t, &f->p, shoal_ofi.stage_saw ? t->ep : shoal_ofi.ep))) break;
-      f->off = pos, f->len = span, f->t = t;
+      if (defer && (f->copy >= 0 || shoal_ofi.stage_unposted)) { /* sent by stage_post, after the older ones */
+        shoal_ofi.stage_unposted++;
+        atomic_store(&shoal_ofi.stage_owner, t);
+      } else if ((rc = stage_send(t, f))) {
+        break;
+      }
       shoal_ofi.stage_n++;
       pos += span;
     }
     shoal_ofi.stage_pos = pos;
+    if (!rc && shoal_ofi.stage_unposted) rc = stage_post(t, 0); /* those already copied */
     pthread_mutex_unlock(&shoal_ofi.stage_mu);
     return rc;
   }
@@ -261,6 +327,19 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
     if (!rc && shoal_comm_dev_memcpy(buf + done, bounce, len)) rc = SHOAL_ERR;
     if (rc == SHOAL_ERR) shoal_warn("shoal_tl_ofi_dev_get: copy of %zu bytes through the bounce buffer failed", len);
   }
+  pthread_mutex_unlock(&shoal_ofi.stage_mu);
+  return rc;
+}
+
+/* t's deferred chunks sent, every one (their copies waited for), and a failure of one of them since t's last quiet
+ * or fence. Cheap when t has none. */
+static shoal_status_t stage_flush(txep_t *t) {
+  if (SHOAL_LIKELY(atomic_load_explicit(&shoal_ofi.stage_owner, memory_order_relaxed) != t &&
+                   !atomic_load_explicit(&shoal_ofi.stage_err, memory_order_relaxed)))
+    return SHOAL_OK;
+  pthread_mutex_lock(&shoal_ofi.stage_mu);
+  if (atomic_load(&shoal_ofi.stage_owner) == t) stage_post(t, shoal_ofi.stage_unposted);
+  shoal_status_t rc = (shoal_status_t)atomic_exchange(&shoal_ofi.stage_err, 0);
   pthread_mutex_unlock(&shoal_ofi.stage_mu);
   return rc;
 }
@@ -284,11 +363,34 @@ static shoal_status_t stage_amo(txep_t *t, int pe, size_t off, int op, size_t si
 /* The ops table's dev_* slots (comm.h), on h, a context's endpoint, or NULL for the default context's. */
 shoal_status_t shoal_ofi_dev_put(void *h, int pe, size_t off, const void *src, size_t n) {
   txep_t *t = h ? h : &shoal_ofi.t0;
-  MT(t, stage_rma(t, pe, off, (char *)src, n, true));
+  MT(t, stage_rma(t, pe, off, (char *)src, n, true, false));
+}
+/* comm.h's dev_put_nbi: h must be a context's own endpoint, one thread's (the proxy's private context); the default
+ * endpoint never defers (its threads have no loop that would send the chunks). */
+shoal_status_t shoal_ofi_dev_put_nbi(void *h, int pe, size_t off, const void *src, size_t n) {
+  txep_t *t = h ? h : &shoal_ofi.t0;
+  MT(t, stage_rma(t, pe, off, (char *)src, n, true, t != &shoal_ofi.t0 && !t->lock));
 }
 shoal_status_t shoal_ofi_dev_get(void *h, int pe, size_t off, void *dst, size_t n) {
   txep_t *t = h ? h : &shoal_ofi.t0;
-  MT(t, stage_rma(t, pe, off, dst, n, false));
+  MT(t, stage_rma(t, pe, off, dst, n, false, false));
+}
+int shoal_ofi_dev_pending(void *h) {
+  txep_t *t = h ? h : &shoal_ofi.t0;
+  if (SHOAL_LIKELY(atomic_load_explicit(&shoal_ofi.stage_owner, memory_order_relaxed) != t)) return 0;
+  pthread_mutex_lock(&shoal_ofi.stage_mu);
+  if (atomic_load(&shoal_ofi.stage_owner) == t) stage_post(t, 0);
+  const int left = (int)shoal_ofi.stage_unposted;
+  pthread_mutex_unlock(&shoal_ofi.stage_mu);
+  return left;
+}
+shoal_status_t shoal_ofi_quiet_staged(void *ep) {
+  shoal_status_t rc = stage_flush(ep ? ep : &shoal_ofi.t0), rq = shoal_ofi_quiet(ep);
+  return rc ? rc : rq;
+}
+shoal_status_t shoal_ofi_fence_staged(void *ep) {
+  shoal_status_t rc = stage_flush(ep ? ep : &shoal_ofi.t0), rf = shoal_ofi_fence(ep);
+  return rc ? rc : rf;
 }
 shoal_status_t shoal_ofi_dev_amo(void *h, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,
                                  uint64_t *old) {
