@@ -189,6 +189,8 @@ shoal_status_t shoal_comm_dev_memcpy(void *dst, const void *src, size_t n);
  * shoal_comm_dev_memcpy's; a failed copy found by done returns SHOAL_ERR with *done true. */
 shoal_status_t shoal_comm_dev_memcpy_start(void *dst, const void *src, size_t n, int *slot);
 shoal_status_t shoal_comm_dev_memcpy_done(int slot, bool *done);
+/* slot's copy is known done without asking (a later copy of the same stream was found done: they end in order). */
+void shoal_comm_dev_memcpy_release(int slot);
 
 /* ---- the comm layer (comm.c) ---- */
 /* At init, after the host heap and static data are mapped (heap_lim and the spaces' lim say which peers are):

@@ -588,6 +588,13 @@ shoal_status_t shoal_comm_dev_memcpy_start(void *dst, const void *src, size_t n,
 
 shoal_status_t shoal_comm_dev_memcpy_done(int slot, bool *done) { return pool_done(&CO, CO.stream, slot, done); }
 
+void shoal_comm_dev_memcpy_release(int slot) {
+  if (slot < 0 || slot >= COPY_EVENTS) return;
+  pthread_mutex_lock(&G.lock);
+  CO.used &= ~(1u << slot);
+  pthread_mutex_unlock(&G.lock);
+}
+
 /* The requester's side (comm.h): n bytes between this PE's buffers (host or device, any direction), complete on
  * return; the plain memcpy of host memory without a device heap (a staged call needs none on this side). */
 shoal_status_t shoal_comm_dev_memcpy(void *dst, const void *src, size_t n) {
