@@ -111,7 +111,8 @@ typedef struct shoal_tl_ops {
    * src must stay unchanged until the next quiet or fence on ep (the spec's nbi put). ep: a context's own endpoint,
    * used by one thread, which calls dev_pending until it returns 0; until then other threads' staged calls wait. */
   shoal_status_t (*dev_put_nbi)(void *ep, int pe, size_t off, const void *src, size_t n);
-  /* Sends ep's deferred chunks whose copy is done; returns how many still wait for theirs. Never blocks. */
+  /* Sends ep's deferred chunks whose copy is done (all of them, their copies waited for, while another thread's
+   * staged call waits for them); returns how many are left. */
   int (*dev_pending)(void *ep);
 } shoal_tl_ops_t;
 

@@ -577,6 +577,8 @@ shoal_status_t shoal_comm_dev_copy_done(int slot, bool *done) { return pool_done
 shoal_status_t shoal_comm_dev_memcpy_start(void *dst, const void *src, size_t n, int *slot) {
   *slot = -1;
   if (!G.ready || !shoal_gpu_local_device(src)) return memcpy(dst, src, n), SHOAL_OK;
+  if (!shoal_env.gpu_stage_async || __atomic_load_n(&CO.ok, __ATOMIC_RELAXED) < 0) /* waited for: not under G.lock */
+    return shoal_comm_dev_memcpy(dst, src, n);
   pthread_mutex_lock(&G.lock);
   shoal_status_t rc = SHOAL_OK;
   if (!CO.stream && (rc = shoal_gpu_ops.set_device(G.dev)) == SHOAL_OK && shoal_gpu_ops.stream_create(&CO.stream))

@@ -258,6 +258,7 @@ static void *proxy_main(void *arg) {
       __atomic_store_n(&P.head, h + 1, __ATOMIC_RELEASE);
       __atomic_fetch_add(&P.served, 1, __ATOMIC_RELAXED);
       polls = 0;
+      shoal_comm_dev_pending(ep); /* chunks whose copies ended go out between requests too (a load when none) */
       continue;
     }
     if (seq != 4 * h && !(h >= P.entries && seq == 4 * (h - P.entries) + 2))

@@ -79,7 +79,9 @@ static int cmp_u64(const void *a, const void *b) {
  * sees it end: the one that waited for its copy inside the request gives up, and the test fails. Counted copies
  * (lag_out): their events read "not done" three times first, so chunks wait in the queue for their copies. */
 #define GIVE_UP_NS 10000000000ll
-static bool slow_out, lag_out;
+static bool slow_out;
+static int lag_out;                   /* "not done" answers each copy out of device memory gives first */
+static _Thread_local bool copied_out; /* this thread's last copy was out of device memory */
 static _Atomic int64_t copy_since; /* the causal copy's start; 0: none pending */
 static _Atomic uint64_t copy_want;
 static _Atomic bool copy_gave_up;
@@ -102,6 +104,7 @@ static bool copy_over(void) {
 static shoal_status_t d_memcpy(void *d, const void *s, size_t n, void *st) {
   int sdev = 0, ddev = 0;
   f_ptr_device(s, &sdev), f_ptr_device(d, &ddev);
+  copied_out = sdev && !ddev; /* the event recorded next (same thread, under the heap's lock) is this copy's */
   if (slow_out && sdev && !ddev && n == 65536) {
     atomic_store(&copy_want, shoal_proxy_served() + 2); /* in the request's service: served counts those before */
     atomic_store(&copy_since, mono_ns());
@@ -117,7 +120,7 @@ static shoal_status_t d_event_create(void **e) { return (*e = calloc(1, sizeof(d
 static shoal_status_t d_event_destroy(void *e) { return free(e), SHOAL_OK; }
 static shoal_status_t d_event_record(void *e, void *st) {
   d_event_t *v = e;
-  v->since = atomic_load(&copy_since), v->lag = lag_out ? 3 : 0;
+  v->since = atomic_load(&copy_since), v->lag = copied_out ? lag_out : 0; /* not the target's copies in */
   return SHOAL_OK;
 }
 static shoal_status_t d_event_sync(void *e) {
@@ -137,14 +140,20 @@ static shoal_gpu_ops_t with_events;
 /* PE me to next (every PE its own node). (1) A 64 KiB nbi put whose copy out of device memory ends only once the
  * request after it was served, then a G of next's word: answered while the copy runs. (2) 24 rounds of an nbi put
  * (odd sizes, some past one chunk) each from its own source, every third with a blocking put too, a fence, then a p
- * of the round to next's host heap: next sees each round's bytes once it sees the round's flag. (3) An nbi put then a
- * get of the same bytes: the get sees them. (4) nbi puts then quiet, then the barrier: every byte there. */
+ * of the round to next's host heap: next sees each round's bytes once it sees the round's flag. (3b) An nbi put of
+ * 4.5 MiB (five chunks) whose copies end late, while the PE's own thread puts to next's device heap (it waits for the
+ * proxy's chunks). (3) An nbi put then a get of the same bytes: the get sees them. (4) quiet, then the barrier: every
+ * byte there. Only copies out of device memory lag (lagged counts them), not the target's copies in. */
 static void defer(int next, int prev) {
   enum { R = 24, U = 70001 };
   unsigned char *d = sym_alloc((size_t)(R + 2) * U), *s = sym_alloc((size_t)(R + 2) * U), *back = sym_alloc(U);
   uint64_t *word = shmem_malloc(2 * sizeof(uint64_t)); /* host heap: [0] the round flag, [1] the G's value */
+  const size_t BIGN = ((size_t)9 << 19) + 3;
+  unsigned char *dbig = sym_alloc(BIGN), *sbig = sym_alloc(BIGN), *hd = sym_alloc(4099);
   CHECK(word != NULL, "allocation");
   if (!word) return;
+  for (size_t i = 0; i < BIGN; i++) sbig[i] = (unsigned char)(i * 7 + (size_t)me);
+  memset(dbig, 0, BIGN);
   word[0] = 0, word[1] = 1000 + (uint64_t)me;
   memset(d, 0, (size_t)(R + 2) * U);
   for (size_t i = 0; i < (size_t)(R + 2) * U; i++) s[i] = (unsigned char)(i * 11 + (size_t)me * 3);
@@ -159,7 +168,7 @@ static void defer(int next, int prev) {
   CHECK(!atomic_load(&copy_gave_up), "the proxy did not serve the next request while an nbi put's copy out of GPU "
         "memory ran (the copy gave up waiting after %lld s)", GIVE_UP_NS / 1000000000);
 
-  lag_out = true;
+  lag_out = 3;
   for (int r = 0; r < R; r++) {
     const size_t at = (size_t)(r + 1) * U, n = r % 4 == 3 ? U : 65536 + (size_t)r * 13;
     req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, d + at, s + at, n, 0, 0);
@@ -179,6 +188,15 @@ static void defer(int next, int prev) {
           (unsigned long long)__atomic_load_n(&word[0], __ATOMIC_ACQUIRE), badn, n, prev);
     if (badn) break;
   }
+  /* (3b) a put of 4.5 MiB + 3 (five chunks: the ring wraps, places reused once answered) whose copies end late,
+   * while this PE's own thread puts to next's device heap too: it waits until the proxy has sent its chunks */
+  lag_out = 100000; /* tens of ms of queries: still unsent when this thread's put comes, once the proxy served it */
+  req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, dbig, sbig, BIGN, 0, 0);
+  while (shoal_proxy_served() < __atomic_load_n(&posted, __ATOMIC_RELAXED)) sched_yield();
+  unsigned char hb[4099];
+  for (size_t i = 0; i < sizeof hb; i++) hb[i] = (unsigned char)(i * 5 + (size_t)me);
+  shmem_putmem(hd, hb, sizeof hb, next);
+  lag_out = 3;
   const size_t last = (size_t)(R + 1) * U;
   req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, d + last, s + last, U, 0, 0);
   req(SHOAL_PROXY_GET, 0, SHOAL_PROXY_F_WAIT, next, d + last, back, U, 0, 0);
@@ -187,8 +205,12 @@ static void defer(int next, int prev) {
   CHECK(!badn, "a get after an nbi put of the same bytes: %zu of %d bytes differ", badn, U);
   quiet();
   CHECK(atomic_load(&lagged) > 0, "no copy out of device memory was left pending");
-  lag_out = false;
+  lag_out = 0;
   shmem_barrier_all();
+  badn = 0;
+  for (size_t i = 0; i < BIGN; i++) badn += dbig[i] != (unsigned char)(i * 7 + (size_t)prev);
+  for (size_t i = 0; i < sizeof hb; i++) badn += hd[i] != (unsigned char)(i * 5 + (size_t)prev);
+  CHECK(!badn, "the 4.5 MiB put and the PE's own put meanwhile: %zu bytes wrong", badn);
   badn = 0;
   for (size_t i = 0; i < (size_t)(R + 2) * U; i++) {
     const size_t r = i / U, o = i % U;
@@ -225,7 +247,7 @@ int main(int argc, char **argv) {
   device_mode = !strcmp(mode, "device") || defer_mode;
   if (!strcmp(mode, "backpressure")) setenv("SHOAL_PROXY_QUEUE_ENTRIES", "8", 1);
   if (device_mode) {
-    setenv("SHOAL_DEVICE_SYMMETRIC_SIZE", "16M", 1);
+    setenv("SHOAL_DEVICE_SYMMETRIC_SIZE", defer_mode ? "32M" : "16M", 1);
     shoal_gpu_test_backend = &fake;
   }
   if (defer_mode) {

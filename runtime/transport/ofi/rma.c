@@ -191,20 +191,26 @@ static shoal_status_t stage_send(txep_t *t, struct stage_fly *f) {
  * copies end in order (one stream), so the newest one is asked first: done, the older ones are too, unasked (each
  * question is a driver call, 1.4-2.9 us on an H100). A failure is kept in stage_err for t's next quiet or fence (the
  * nbi put that made the chunk has returned). */
+#define COPY_FAILED (-2) /* f->copy: its copy reported an error (its event is free again) */
 static shoal_status_t stage_post(txep_t *t, unsigned need) {
   shoal_status_t rc = SHOAL_OK;
   bool all = false; /* every unposted chunk's copy is done */
   if (shoal_ofi.stage_unposted > 1) {
     struct stage_fly *nf = &shoal_ofi.stage_q[(shoal_ofi.stage_head + shoal_ofi.stage_n - 1) % STAGE_INFLIGHT];
     bool done = false;
-    if (nf->copy >= 0 && !shoal_comm_dev_memcpy_done(nf->copy, &done) && done) nf->copy = -1, all = true;
+    if (nf->copy >= 0) {
+      if (shoal_comm_dev_memcpy_done(nf->copy, &done)) nf->copy = COPY_FAILED;
+      else if (done) nf->copy = -1, all = true;
+    }
   }
   for (unsigned spins = 0; shoal_ofi.stage_unposted;) {
     struct stage_fly *f =
       &shoal_ofi.stage_q[(shoal_ofi.stage_head + shoal_ofi.stage_n - shoal_ofi.stage_unposted) % STAGE_INFLIGHT];
     bool done = true;
     if (all && f->copy >= 0) shoal_comm_dev_memcpy_release(f->copy), f->copy = -1;
-    shoal_status_t r = f->copy >= 0 ? shoal_comm_dev_memcpy_done(f->copy, &done) : SHOAL_OK;
+    shoal_status_t r = f->copy == COPY_FAILED ? SHOAL_ERR
+                       : f->copy >= 0     ? shoal_comm_dev_memcpy_done(f->copy, &done)
+                                          : SHOAL_OK;
     if (!done) {
       if (!need) break;
       if (++spins % 64 == 0) sched_yield();
@@ -223,7 +229,7 @@ static shoal_status_t stage_post(txep_t *t, unsigned need) {
     if (need) need--;
   }
   if (!shoal_ofi.stage_unposted) atomic_store(&shoal_ofi.stage_owner, NULL);
-  if (rc) atomic_store(&shoal_ofi.stage_err, (int)rc);
+  if (rc) atomic_store(&shoal_ofi.stage_err_ep, t), atomic_store(&shoal_ofi.stage_err, (int)rc);
   return rc;
 }
 
@@ -291,13 +297,20 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
   }
   char *bounce = (char *)st->base + (size_t)shoal_ofi.me * slot;
   pthread_mutex_lock(&shoal_ofi.stage_mu);
-  /* another endpoint's chunks still unsent: only its thread may send them (the proxy's, which keeps at it) */
-  while (shoal_ofi.stage_unposted && atomic_load(&shoal_ofi.stage_owner) != t) {
-    pthread_mutex_unlock(&shoal_ofi.stage_mu);
-    shoal_ofi_progress_once();
-    sched_yield();
-    pthread_mutex_lock(&shoal_ofi.stage_mu);
+  /* another endpoint's chunks still unsent: only its thread may send them (the proxy's, which keeps at it); told
+   * that someone waits, it sends them all and defers no more until no one does */
+  if (shoal_ofi.stage_unposted && atomic_load(&shoal_ofi.stage_owner) != t) {
+    atomic_fetch_add(&shoal_ofi.stage_waiters, 1);
+    while (shoal_ofi.stage_unposted && atomic_load(&shoal_ofi.stage_owner) != t) {
+      pthread_mutex_unlock(&shoal_ofi.stage_mu);
+      shoal_ofi_progress_once();
+      sched_yield();
+      pthread_mutex_lock(&shoal_ofi.stage_mu);
+    }
+    atomic_fetch_sub(&shoal_ofi.stage_waiters, 1);
   }
+  /* not while another thread waits (above), and never with every place of the fallback's fb_cap held unsent (below) */
+  defer = defer && shoal_ofi.fb_cap >= 2 && !atomic_load(&shoal_ofi.stage_waiters);
   if (shoal_ofi.stage_unposted) { /* t's own: in order before this call's chunks, or behind them when deferred too */
     shoal_status_t r = stage_post(t, defer && put ? 0 : shoal_ofi.stage_unposted);
     if (!rc) rc = r;
@@ -314,8 +327,10 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
       const size_t span = STAGE_TAG_AT(len) + sizeof(uint64_t);
       if (pos + span > slot) pos = 0;
       stage_room(pos, span);
-      /* the claim below waits for a place among the fallback's fb_cap in flight, which unsent chunks never free */
-      while (shoal_ofi.stage_unposted >= (unsigned)shoal_ofi.fb_cap) stage_post(t, 1);
+      /* The claim below waits for a place among the fallback's fb_cap in flight, which unsent chunks never free; so
+       * do the claims of this thread's next non-fetching AMOs (amo.c), which send nothing of ours meanwhile: at
+       * most fb_cap - 1 unsent, one place always left to requests that are sent and will be answered. */
+      while (shoal_ofi.stage_unposted && shoal_ofi.stage_unposted + 2 > (unsigned)shoal_ofi.fb_cap) stage_post(t, 1);
       struct stage_fly *f = &shoal_ofi.stage_q[(shoal_ofi.stage_head + shoal_ofi.stage_n) % STAGE_INFLIGHT];
       if ((rc = shoal_ofi_fb_claim(MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off + done, 0, len, pos, &f->p))) break;
       f->off = pos, f->len = span, f->t = t, f->copy = -1;
@@ -355,11 +370,15 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
  * or fence. Cheap when t has none. */
 static shoal_status_t stage_flush(txep_t *t) {
   if (SHOAL_LIKELY(atomic_load_explicit(&shoal_ofi.stage_owner, memory_order_relaxed) != t &&
-                   !atomic_load_explicit(&shoal_ofi.stage_err, memory_order_relaxed)))
+                   atomic_load_explicit(&shoal_ofi.stage_err_ep, memory_order_relaxed) != t))
     return SHOAL_OK;
   pthread_mutex_lock(&shoal_ofi.stage_mu);
   if (atomic_load(&shoal_ofi.stage_owner) == t) stage_post(t, shoal_ofi.stage_unposted);
-  shoal_status_t rc = (shoal_status_t)atomic_exchange(&shoal_ofi.stage_err, 0);
+  shoal_status_t rc = SHOAL_OK;
+  if (atomic_load(&shoal_ofi.stage_err_ep) == t) {
+    rc = (shoal_status_t)atomic_exchange(&shoal_ofi.stage_err, 0);
+    atomic_store(&shoal_ofi.stage_err_ep, NULL);
+  }
   pthread_mutex_unlock(&shoal_ofi.stage_mu);
   return rc;
 }
@@ -399,7 +418,8 @@ int shoal_ofi_dev_pending(void *h) {
   txep_t *t = h ? h : &shoal_ofi.t0;
   if (SHOAL_LIKELY(atomic_load_explicit(&shoal_ofi.stage_owner, memory_order_relaxed) != t)) return 0;
   pthread_mutex_lock(&shoal_ofi.stage_mu);
-  if (atomic_load(&shoal_ofi.stage_owner) == t) stage_post(t, 0);
+  if (atomic_load(&shoal_ofi.stage_owner) == t)
+    stage_post(t, atomic_load(&shoal_ofi.stage_waiters) ? shoal_ofi.stage_unposted : 0); /* someone waits: all */
   const int left = (int)shoal_ofi.stage_unposted;
   pthread_mutex_unlock(&shoal_ofi.stage_mu);
   return left;
