@@ -6,8 +6,8 @@
  *     through the partner's scratch and combines (lower team number on the left, so that both get the same bits).
  *   rsag (large): reduce-scatter + allgather without scratch: member j combines segment j of every member's
  *     source and writes the result straight into every member's dest. Per member one vector read and one vector
- *     written, all members busy at once, two exchanges. Active sets (no scratch) always use it; teams of up to
- *     ONESHOT_FAR_PES members each on its own node take oneshot in chunks instead (its reads would cross nodes).
+ *     written, all members busy at once, two exchanges. Active sets (no scratch) always use it. On teams with
+ *     members on other nodes it pushes instead (reduce_rsag_push: the reads would be round trips).
  *   hierarchical (teams on several nodes with two or more members on some node): through each node's leader, see
  *     reduce_hier; the automatic choice on such teams, oneshot/rdbl/rsag as above on any other.
  * oneshot, rdbl and hierarchical take long vectors in chunks that fit half the team's scratch; consecutive chunks
@@ -24,19 +24,30 @@
  * than one-shot's whole-vector push and n-fold combine (2 PEs, a source rewritten before each call: 2 KiB 0.68-0.73
  * against 0.69-0.74 us, 4 KiB 1.14-1.17 against 1.30-1.33; an unchanged source, which rsag reads from the peer's
  * cache, 2 KiB 0.25 against 0.45). On crowded nodes one-shot, one exchange, wins up to 4 KiB (3 PEs: 4 KiB 6.8-10.8
- * us against 10.2-11.8 for rsag), and so it does on teams with members on other nodes, where rsag's reads are
- * round trips. */
+ * us against 10.2-11.8 for rsag). Teams with members on other nodes: reduce_far_choice. */
 #define ONESHOT_MAX ((size_t)4 << 10)
 #define ONESHOT_RSAG_MAX ((size_t)1 << 10)
 #define RDBL_MAX ((size_t)128 << 10)
 #define HIER_RDBL_MIN ((size_t)8 << 10)
-/* On teams of at most this many members, each on its own node (t->remote; teams with several members on a node
- * took reduce_hier above), one-shot in chunks of its slots takes the sizes past one-shot's and rdbl's: rsag reads its
- * inputs from those members, a get per member and 16 KiB block and a quiet after each block's puts, where one-shot
- * pushes and signals. Over net on lo (every PE its own node, 2 CPUs): 2 PEs 8 KiB-4 MiB 18-2530 us against
- * 95-10300 (4-5x), 3 PEs 1.6-1.8x, 4 PEs (rdbl up to 128 KiB) from 256 KiB 1.0-1.2x. Larger teams keep rsag (not
- * measured; one-shot sends each member's whole vector to every other). */
+/* Teams with members on other nodes and no node of two or more (t->remote; the others took reduce_hier): where
+ * each step of an exchange crosses the network, fewer bytes and fewer steps per byte win over fewer messages.
+ * Measured over net on lo (every PE its own node, 2 CPUs, session 30; us at 1 MiB): 2 PEs one-shot up to one
+ * chunk of its slots (64 KiB of WORLD's scratch: 29 against 34 for rdbl), then rdbl, one exchange of whole
+ * 128 KiB halves (357 against 511 for one-shot's 64 KiB chunks); 3 PEs one-shot up to ONESHOT_FAR_MAX (64 KiB:
+ * 198 against 227), then rsag pushed (2179 against 2606; 128 KiB 320 against 395); 4 PEs rdbl past one-shot's
+ * 2 KiB at every size (3020 against 9164 for one-shot in chunks, 3772 for rsag pushed). Larger teams: rdbl up to
+ * RDBL_MAX on powers of two, else rsag pushed (one-shot sends n - 1 vectors, rdbl log2 n; rsag 2 (n - 1) / n). */
 #define ONESHOT_FAR_PES 4
+#define ONESHOT_FAR_MAX ((size_t)64 << 10)
+static int reduce_far_choice(int n, size_t nb, size_t esize, size_t per_oneshot, size_t per_rdbl) {
+  bool pow2 = !(n & (n - 1)), fits = per_oneshot >= esize;
+  if (n == 2) return nb <= per_oneshot || per_rdbl < esize ? SHOAL_REDUCE_ONESHOT : SHOAL_REDUCE_RDBL;
+  if (pow2 && nb > ONESHOT_MAX / 2 && per_rdbl >= esize && (n <= ONESHOT_FAR_PES || nb <= RDBL_MAX))
+    return SHOAL_REDUCE_RDBL;
+  if (fits && nb <= (pow2 ? ONESHOT_MAX / 2 : n <= ONESHOT_FAR_PES ? ONESHOT_FAR_MAX : ONESHOT_MAX))
+    return SHOAL_REDUCE_ONESHOT;
+  return SHOAL_REDUCE_RSAG;
+}
 
 static inline int wrap(int x, int n) { return x >= n ? x - n : x < 0 ? x + n : x; }
 
@@ -189,6 +200,48 @@ static void reduce_rsag(shoal_team_t *t, char *dest, const char *src, size_t nel
   free(far[1]);
 }
 
+/* rsag on teams with members on other nodes (t->remote, with scratch): pushed, in chunks of n slots of half the
+ * scratch (a slot per member, as oneshot's). Per chunk member me puts segment r of its source into slot me of member
+ * r's scratch and signals (v); once every member's segment me has come it combines them in team order into its own
+ * slot me (no member writes there), then puts that result into segment me of every member's dest and signals (v + 1).
+ * Per member 2 (n - 1) / n of the vector leaves (oneshot: n - 1 vectors, rdbl: log2 n), and every put is followed
+ * by its own flag: no get, no quiet. A member's signal v of chunk c + 1 comes after its v + 1 of chunk c, so a half is
+ * written again (chunk c + 2) only once every member has combined from it; the last chunk's v + 1 from every member
+ * means every segment is in dest (each member's writes to a PE arrive in order, as its signals say). */
+static void reduce_rsag_push(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize,
+                             shoal_coll_op_fn op, const ptrdiff_t *dd, const char *routine) {
+  int n = t->size, me = t->rank;
+  size_t half = t->scratch_size / 2, per = (half / (size_t)n) & ~(size_t)(SHOAL_CACHELINE - 1), m = per / esize;
+  size_t span = m * (size_t)n; /* elements per chunk: at most m in each segment */
+  uint64_t v = 0;
+  for (size_t off = 0; off < nelems; off += span) {
+    size_t c = nelems - off < span ? nelems - off : span;
+    char *h = t->scratch + (t->round++ & 1) * half, *mine = h + (size_t)me * per;
+    v = t->seq + 1;
+    t->seq += 2;
+    for (int k = 1; k < n; k++) {
+      int r = wrap(me + k, n);
+      size_t lo = seg_lo(c, r, n), hi = seg_lo(c, r + 1, n);
+      shoal_coll_put_post(t, r, mine + t->delta[r], src + (off + lo) * esize, (hi - lo) * esize, v, routine);
+    }
+    for (int k = 1; k < n; k++) shoal_coll_wait(t, wrap(me - k, n), v);
+    size_t lo = seg_lo(c, me, n), cm = seg_lo(c, me + 1, n) - lo;
+    const char *own = src + (off + lo) * esize;
+    if (cm) {
+#define IN(s) ((s) == me ? own : h + (size_t)(s) * per)
+      COMBINE(op, mine, n, IN, cm);
+#undef IN
+    }
+    char *out = dest + (off + lo) * esize;
+    for (int k = 1; k < n; k++) {
+      int r = wrap(me + k, n);
+      shoal_coll_put_post(t, r, out + dd[r], mine, cm * esize, v + 1, routine);
+    }
+    memcpy(out, mine, cm * esize);
+  }
+  for (int k = 1; k < n; k++) shoal_coll_wait(t, wrap(me - k, n), v + 1);
+}
+
 void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nelems, size_t esize,
                        shoal_coll_op_fn op, const char *routine) {
   int n = t->size;
@@ -220,13 +273,13 @@ void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nele
   }
   if (algo == SHOAL_ALGO_AUTO || algo == SHOAL_REDUCE_HIER) {
     bool rdbl = pow2 && n >= 4;
-    size_t oneshot_max = rdbl                                       ? ONESHOT_MAX / 2
-                       : shoal_coll_oversubscribed || t->remote ? ONESHOT_MAX /* rsag's reads cross nodes */
-                                                                : ONESHOT_RSAG_MAX;
-    algo = nb <= oneshot_max && nb <= per_oneshot                            ? SHOAL_REDUCE_ONESHOT
-         : rdbl && nb <= RDBL_MAX && per_rdbl >= esize                        ? SHOAL_REDUCE_RDBL
-         : t->remote && n <= ONESHOT_FAR_PES && per_oneshot >= esize          ? SHOAL_REDUCE_ONESHOT
-                                                                              : SHOAL_REDUCE_RSAG;
+    size_t oneshot_max = rdbl ? ONESHOT_MAX / 2 : shoal_coll_oversubscribed ? ONESHOT_MAX : ONESHOT_RSAG_MAX;
+    if (SHOAL_UNLIKELY(t->remote))
+      algo = reduce_far_choice(n, nb, esize, per_oneshot, per_rdbl);
+    else
+      algo = nb <= oneshot_max && nb <= per_oneshot     ? SHOAL_REDUCE_ONESHOT
+           : rdbl && nb <= RDBL_MAX && per_rdbl >= esize ? SHOAL_REDUCE_RDBL
+                                                         : SHOAL_REDUCE_RSAG;
   }
   /* Forced algorithms that cannot run here (non-power-of-two rdbl, elements larger than a slot) use rsag. */
   if ((algo == SHOAL_REDUCE_ONESHOT && per_oneshot < esize) || (algo == SHOAL_REDUCE_RDBL && per_rdbl < esize))
@@ -235,6 +288,8 @@ void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nele
     reduce_oneshot(t, dest, src, nelems, esize, op, routine);
   else if (algo == SHOAL_REDUCE_RDBL)
     reduce_rdbl(t, dest, src, nelems, esize, op, routine);
+  else if (t->remote && per_oneshot >= esize)
+    reduce_rsag_push(t, dest, src, nelems, esize, op, dd, routine);
   else
     reduce_rsag(t, dest, src, nelems, esize, op, sd, dd, routine);
 }

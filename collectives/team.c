@@ -179,10 +179,10 @@ shoal_status_t shoal_team_init(void) {
   shoal_coll_stream_min = shoal_env.coll_stream_min ? shoal_env.coll_stream_min : llc_bytes() / 2;
   flag_stride = n <= 64 ? SHOAL_CACHELINE / 8 : 1;
   for (int s = 0; s < SHOAL_TEAM_SLOTS; s++) {
-    size_t sz = s == 0 ? SHOAL_TEAM_SCRATCH_WORLD : s == 1 ? SHOAL_TEAM_SCRATCH_SHARED : SHOAL_TEAM_SCRATCH_USER;
+    size_t sz = s == 0 ? 0 /* last, below */ : s == 1 ? SHOAL_TEAM_SCRATCH_SHARED : SHOAL_TEAM_SCRATCH_USER;
     slots[s].flags = shoal_internal_alloc((size_t)n * (size_t)flag_stride * 8, SHOAL_CACHELINE);
     slots[s].pub = shoal_internal_alloc(SHOAL_CACHELINE, SHOAL_CACHELINE);
-    slots[s].scratch = shoal_internal_alloc(sz, SHOAL_CACHELINE);
+    slots[s].scratch = sz ? shoal_internal_alloc(sz, SHOAL_CACHELINE) : NULL;
     slots[s].scratch_size = sz;
     slots[s].stage_size = s < 2 ? SHOAL_TEAM_STAGE_WORLD : SHOAL_TEAM_STAGE_USER;
     slots[s].stage = shoal_internal_alloc(slots[s].stage_size, SHOAL_CACHELINE);
@@ -191,6 +191,13 @@ shoal_status_t shoal_team_init(void) {
   }
   shoal_team_split_buf = shoal_internal_alloc(SHOAL_TEAM_SLOTS * sizeof(uint64_t), SHOAL_CACHELINE);
   shoal_coll_dbg = shoal_internal_alloc(SHOAL_CACHELINE, SHOAL_CACHELINE);
+  /* WORLD's scratch last, the larger size where the job spans nodes and the area has room for it: every PE has
+   * made the same allocations before (their sizes follow npes), and shoal_g.tl is set on every PE or on none. */
+  size_t wsz = shoal_g.tl && shoal_g.internal_used + SHOAL_CACHELINE + SHOAL_TEAM_SCRATCH_WORLD_FAR <= SHOAL_INTERNAL_SIZE
+                   ? SHOAL_TEAM_SCRATCH_WORLD_FAR
+                   : SHOAL_TEAM_SCRATCH_WORLD;
+  slots[0].scratch = shoal_internal_alloc(wsz, SHOAL_CACHELINE);
+  slots[0].scratch_size = wsz;
   /* SHARED: the PEs whose memory this PE maps (spec 9.4.2: shmem_ptr works between them), this node's unless
    * SHOAL_TRANSPORT=ofi. Teams here are arithmetic sequences of world PEs: where the node's PEs are not one (an
    * unusual mapping of ranks to nodes), SHARED is this PE alone, which the specification allows. */
@@ -214,7 +221,7 @@ shoal_status_t shoal_team_init(void) {
   SHMEM_TEAM_WORLD = &world_obj;
   SHMEM_TEAM_SHARED = &shared_obj;
   SHOAL_DEBUG(SHOAL_SUB_COLL, "%d team slots, %zu B of scratch for WORLD, flag cells %d B apart", SHOAL_TEAM_SLOTS,
-              (size_t)SHOAL_TEAM_SCRATCH_WORLD, flag_stride * 8);
+              wsz, flag_stride * 8);
   return SHOAL_OK;
 }
 

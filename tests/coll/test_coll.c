@@ -14,7 +14,8 @@
 
 #define NOPS 16
 #define MAXE 1021
-#define BIGE 40003 /* long reductions: several chunks of any team's scratch */
+#define BIGE 40003  /* long reductions: several chunks of any team's scratch ... */
+#define BIGW 160003 /* ... and of WORLD's on jobs that span nodes (1 MiB there, collectives/team.h) */
 #define POISON 0xA5
 
 static int me, npes, errors;
@@ -43,7 +44,7 @@ static size_t ccount(size_t ne, int j) { return ne ? (ne + (size_t)j) % (ne + 1)
 static void run_batch(shmem_team_t t, const char *tname, size_t ne, int salt) {
   int n = shmem_team_n_pes(t), r = shmem_team_my_pe(t), w = shmem_my_pe();
   int root1 = salt % n, root2 = (salt * 7 + 3) % n;
-  size_t big = ne == MAXE ? BIGE : ne;
+  size_t big = ne != MAXE ? ne : t == SHMEM_TEAM_WORLD ? BIGW : BIGE;
   for (int k = 0; k < NOPS; k++) memset(D[k], POISON, bufsize);
   /* Inputs. */
   for (size_t i = 0; i < ne; i++) {
@@ -171,7 +172,7 @@ int main(void) {
   me = shmem_my_pe();
   npes = shmem_n_pes();
   bufsize = (size_t)npes * MAXE * 3 * 8 + 64;
-  if (bufsize < BIGE * 8) bufsize = BIGE * 8;
+  if (bufsize < BIGW * 8) bufsize = BIGW * 8;
   for (int k = 0; k < NOPS; k++) {
     S[k] = shmem_malloc(bufsize);
     D[k] = shmem_malloc(bufsize);

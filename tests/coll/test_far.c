@@ -17,7 +17,7 @@
  * alltoalls and broadcasts in turn with no barrier (scratch and staging halves passing between collectives), on
  * WORLD and on a team of the even PEs created and destroyed three times. Counts are skipped under
  * SHMEM_DEBUG (its argument checks add barriers) and when WORLD is not such a team (SHOAL_NODE_PES overridden).
- * A sum of 20000 longs per PE (one-shot in chunks at 2-4 PEs) reads nothing through the transport.
+ * A sum of 160000 longs per PE reads nothing through the transport and takes few chunks (sum_reduce_big).
  * Also: the shm transport's signal refuses a misaligned flag as the ofi one does (each PE prints that one line).
  */
 #include "coll_core.h"
@@ -146,19 +146,32 @@ static void sum_reduce(size_t nel) {
   shmem_barrier_all();
 }
 
-/* Sums of BIG longs (past one-shot's and rdbl's sizes): up to 4 members, one-shot in chunks, pushed: no read
- * through the transport (rsag, before, read every far member's source with gets: 4-5x slower over net). */
+/* Sums of RBIG longs (1.25 MB: past one-shot's sizes and WORLD's scratch), pushed: no read through the transport
+ * (rsag, before, read every far member's source with gets: 4-5x slower over net), and few chunks: WORLD's scratch
+ * is SHOAL_TEAM_SCRATCH_WORLD_FAR on such jobs and each chunk costs a member at most 2 (n - 1) puts with their
+ * signals (rdbl log2 n, rsag pushed 2 (n - 1)). Before session 30 a 256 KiB scratch and one-shot in chunks of a
+ * slot: 20 operations per call at 2 PEs, 60 at 3, 120 at 4 (bounds here: 6, 12, 18). */
+#define RBIG 160000
 static void sum_reduce_big(void) {
-  uint64_t reads = ofi_reads();
+  uint64_t reads = ofi_reads(), ops = shoal_g.tl_ops;
   for (int c = 0; c < 3; c++) {
-    for (size_t i = 0; i < BIG; i++) src[i] = val(me, c, i);
-    shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, BIG);
-    sum_check(dst, c, BIG);
+    for (size_t i = 0; i < RBIG; i++) src[i] = val(me, c, i);
+    shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, RBIG);
+    sum_check(dst, c, RBIG);
   }
   uint64_t r = ofi_reads() - reads;
-  if (counting && npes <= 4 && r && fails++ < 10)
+  long sent = (long)(shoal_g.tl_ops - ops), half = SHOAL_TEAM_SCRATCH_WORLD_FAR / 2;
+  long chunks = ((long)(RBIG * sizeof(long)) + half - 1) / half, most = 3 * per_put * 2 * (npes - 1) * chunks;
+  size_t have = ((shoal_team_t *)SHMEM_TEAM_WORLD)->scratch_size;
+  if (counting && have != SHOAL_TEAM_SCRATCH_WORLD_FAR && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: WORLD's scratch is %zu bytes, want %zu on a job across nodes\n", me, have,
+            (size_t)SHOAL_TEAM_SCRATCH_WORLD_FAR);
+  if (counting && sent > most && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: 3 sum_reduce of %d longs: %ld operations through the transport, want at most "
+            "%ld (2 (n - 1) per chunk of half WORLD's scratch)\n", me, RBIG, sent, most);
+  if (counting && r && fails++ < 10)
     fprintf(stderr, "test_far: PE %d: sum_reduce of %d longs: %lu reads through the transport, want 0 (pushed)\n", me,
-            BIG, (unsigned long)r);
+            RBIG, (unsigned long)r);
   shmem_barrier_all();
 }
 

@@ -14,7 +14,7 @@
  * barrier between them (the scratch halves' reuse), and a double sum whose bits depend on the order of the
  * additions, compared across PEs. Counts are skipped under SHMEM_DEBUG (its argument checks add barriers).
  */
-#include "coll_core.h" /* SHOAL_TEAM_SCRATCH_WORLD: the reduction's chunks */
+#include "coll_core.h" /* WORLD's scratch_size: the reduction's chunks */
 
 #include "transport.h"
 
@@ -36,6 +36,9 @@ static bool cyclic;
 static bool counting; /* off under SHMEM_DEBUG */
 static double dsrc[3][64], ddst[2][64];
 static long dbits[MAXPE];
+
+/* Half of WORLD's scratch: its size depends on whether the job spans nodes (team.h). */
+static size_t world_half(void) { return ((shoal_team_t *)SHMEM_TEAM_WORLD)->scratch_size / 2; }
 
 static int nnodes(void) { return (npes + k - 1) / k; }
 /* SHOAL_NODE_MAP=cyclic deals the ranks round robin over the nodes; a node's leader is its lowest rank. */
@@ -142,7 +145,7 @@ int main(void) {
        * slots (coll_reduce.c: half the scratch over the team's size); these sizes are all outside rdbl's range. */
       long sent = (long)(shoal_g.tl_ops - before) - rounds * expected(flat);
       int nodes = (npes + k - 1) / k;
-      size_t per = ((SHOAL_TEAM_SCRATCH_WORLD / 2) / (size_t)npes) & ~(size_t)63, m = per / sizeof(long);
+      size_t per = (world_half() / (size_t)npes) & ~(size_t)63, m = per / sizeof(long);
       long want = !leader(me) ? 0 : 2L * (nodes - 1) * (long)((nel + m - 1) / m) * rounds;
       if (counting && !flat && nodes > 1 && nodes < npes && sent != want && fails++ < 10)
         fprintf(stderr, "test_hier: PE %d: sum_reduce of %zu longs: %ld operations through the transport in %d calls, "
@@ -183,7 +186,7 @@ int main(void) {
    * operations through the transport per call where the leaders carry them: a node's leader one put and one signal
    * to every other leader per piece, nobody else any. */
   {
-    size_t half = SHOAL_TEAM_SCRATCH_WORLD / 2, froom = half / (size_t)npes, aroom = half / ((size_t)npes * npes);
+    size_t half = world_half(), froom = half / (size_t)npes, aroom = half / ((size_t)npes * npes);
     size_t fsizes[] = {1, 7, 300, froom / sizeof(long) + 1, 4 * froom / sizeof(long)};
     size_t asizes[] = {1, 5, 100, aroom / sizeof(long) + 1, 5 * aroom / sizeof(long)};
     size_t cap = (fsizes[4] > asizes[4] ? fsizes[4] : asizes[4]) * (size_t)npes;
