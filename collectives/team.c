@@ -184,20 +184,23 @@ shoal_status_t shoal_team_init(void) {
     slots[s].pub = shoal_internal_alloc(SHOAL_CACHELINE, SHOAL_CACHELINE);
     slots[s].scratch = sz ? shoal_internal_alloc(sz, SHOAL_CACHELINE) : NULL;
     slots[s].scratch_size = sz;
-    slots[s].stage_size = s < 2 ? SHOAL_TEAM_STAGE_WORLD : SHOAL_TEAM_STAGE_USER;
-    slots[s].stage = shoal_internal_alloc(slots[s].stage_size, SHOAL_CACHELINE);
+    slots[s].stage_size = s == 0 ? 0 : s == 1 ? SHOAL_TEAM_STAGE_WORLD : SHOAL_TEAM_STAGE_USER;
+    slots[s].stage = s ? shoal_internal_alloc(slots[s].stage_size, SHOAL_CACHELINE) : NULL;
     shoal_team_slot_used[s] = s < 2;
     shoal_team_slot_hw[s] = 0;
   }
   shoal_team_split_buf = shoal_internal_alloc(SHOAL_TEAM_SLOTS * sizeof(uint64_t), SHOAL_CACHELINE);
   shoal_coll_dbg = shoal_internal_alloc(SHOAL_CACHELINE, SHOAL_CACHELINE);
-  /* WORLD's scratch last, the larger size where the job spans nodes and the area has room for it: every PE has
-   * made the same allocations before (their sizes follow npes), and shoal_g.tl is set on every PE or on none. */
-  size_t wsz = shoal_g.tl && shoal_g.internal_used + SHOAL_CACHELINE + SHOAL_TEAM_SCRATCH_WORLD_FAR <= SHOAL_INTERNAL_SIZE
-                   ? SHOAL_TEAM_SCRATCH_WORLD_FAR
-                   : SHOAL_TEAM_SCRATCH_WORLD;
+  /* WORLD's scratch and staging last, the larger sizes where the job spans nodes and the area has room for them:
+   * every PE has made the same allocations before (their sizes follow npes), and shoal_g.tl is set on every PE or
+   * on none. */
+  bool far = shoal_g.tl && shoal_g.internal_used + 2 * SHOAL_CACHELINE + SHOAL_TEAM_SCRATCH_WORLD_FAR +
+                                   SHOAL_TEAM_STAGE_WORLD_FAR <= SHOAL_INTERNAL_SIZE;
+  size_t wsz = far ? SHOAL_TEAM_SCRATCH_WORLD_FAR : SHOAL_TEAM_SCRATCH_WORLD;
   slots[0].scratch = shoal_internal_alloc(wsz, SHOAL_CACHELINE);
   slots[0].scratch_size = wsz;
+  slots[0].stage_size = far ? SHOAL_TEAM_STAGE_WORLD_FAR : SHOAL_TEAM_STAGE_WORLD;
+  slots[0].stage = shoal_internal_alloc(slots[0].stage_size, SHOAL_CACHELINE);
   /* SHARED: the PEs whose memory this PE maps (spec 9.4.2: shmem_ptr works between them), this node's unless
    * SHOAL_TRANSPORT=ofi. Teams here are arithmetic sequences of world PEs: where the node's PEs are not one (an
    * unusual mapping of ranks to nodes), SHARED is this PE alone, which the specification allows. */
@@ -220,8 +223,8 @@ shoal_status_t shoal_team_init(void) {
   world_obj.predefined = shared_obj.predefined = true;
   SHMEM_TEAM_WORLD = &world_obj;
   SHMEM_TEAM_SHARED = &shared_obj;
-  SHOAL_DEBUG(SHOAL_SUB_COLL, "%d team slots, %zu B of scratch for WORLD, flag cells %d B apart", SHOAL_TEAM_SLOTS,
-              wsz, flag_stride * 8);
+  SHOAL_DEBUG(SHOAL_SUB_COLL, "%d team slots, %zu B of scratch and %zu of staging for WORLD, flag cells %d B apart",
+              SHOAL_TEAM_SLOTS, wsz, slots[0].stage_size, flag_stride * 8);
   return SHOAL_OK;
 }
 

@@ -30,7 +30,8 @@
 #include <string.h>
 
 #define CALLS 60
-#define BIG 20000 /* longs per block: past a scratch slot of WORLD at 2+ PEs (push with entry signals) */
+#define BIG 20000 /* longs per block: past WORLD's staging half (broadcast: push with entry signals) */
+#define MID 6000  /* longs: a broadcast staged in a run of many slots (WORLD's staging is 128 KiB across nodes) */
 #define MAXPE 16
 
 static long src[MAXPE * BIG], dst[MAXPE * BIG * 2];
@@ -272,8 +273,8 @@ int main(void) {
   if (far && oi.counter_waits != waits && fails++ < 10)
     fprintf(stderr, "test_far: PE %d: 100 quiets and 100 barrier_alls with nothing in flight read the counters %lu "
             "times, want 0\n", me, (unsigned long)(oi.counter_waits - waits));
-  size_t sizes[] = {1, 7, 64, BIG};
-  for (int z = 0; z < 4; z++) {
+  size_t sizes[] = {1, 7, 64, MID, BIG};
+  for (int z = 0; z < 5; z++) {
     bcast(sizes[z]);
     if (z == 0) bcast_one_root(npes - 1);
     fcollect(sizes[z]);
