@@ -51,9 +51,9 @@
  *     the slot's last round: a signal of at least that round's "done" value when this root staged it (t->stage_root,
  *     t->stage_done, the same on every member), otherwise the member's entry signal of this round. Members post
  *     "done" only every few rounds from one root (and on a root change), and an entry signal when the root would
- *     otherwise wait for a round they have not confirmed: a loop from one root costs members one message per 8
- *     calls, and the root runs up to the ring ahead without waiting. shmem_team_destroy has members post what
- *     they owe before roots wait (shoal_coll_stage_drain).
+ *     otherwise wait for a round they have not confirmed: a loop from one root costs members one message per 64
+ *     calls (at most half the ring's rounds), and the root runs up to the ring ahead without waiting.
+ *     shmem_team_destroy has members post what they owe before roots wait (shoal_coll_stage_drain).
  *   fcollect and alltoall: every member puts its block into its slot of every receiver's scratch half (a scratch
  *     round: the signal chain of the round before says the receiver has finished with that half) and each copies
  *     the slots into its dest. No entry signal: a PE's dest is only written by that PE.
