@@ -179,6 +179,46 @@ static void sum_reduce_big(void) {
   shmem_barrier_all();
 }
 
+/* The collectives' put with signal (shoal_tl_put_signal, one message) of 16 and 32 KiB, its source rewritten as
+ * soon as it returns: past inject_size the data is copied into the endpoint's bounce arena (BOUNCE_SIG_MAX, ofi.h), so the call does not wait for its write; the
+ * counters are read only when the 256 KiB arena fills (session 30: before, a wait per call from 8 KiB on). The
+ * receiver checks every block once its signal says it is there. */
+#define PSIG_CALLS 24
+static uint64_t psig_flag;
+static void put_signal_copied(bool check_waits) {
+  const size_t lens[2] = {2048, 4096}; /* longs: 16 and 32 KiB */
+  long *blk = src + MAXPE * BIG - 4096, *out = dst; /* PSIG_CALLS blocks of at most 32 KiB: within dst */
+  int to = (me + 1) % npes, from = (me + npes - 1) % npes;
+  shoal_tl_ofi_info_t oi;
+  shoal_tl_ofi_query(&oi);
+  uint64_t waits = oi.counter_waits;
+  size_t bytes = 0;
+  for (int c = 0; c < PSIG_CALLS; c++) {
+    size_t nel = lens[c & 1];
+    for (size_t i = 0; i < nel; i++) blk[i] = val(me, c, i);
+    shoal_tl_put_signal("test_far", to, out + (size_t)c * 4096, blk, nel * sizeof(long), &psig_flag, (uint64_t)c + 1);
+    memset(blk, 0, nel * sizeof(long)); /* the source is free on return */
+    bytes += nel * sizeof(long);
+  }
+  shoal_tl_ofi_query(&oi);
+  uint64_t w = oi.counter_waits - waits, most = bytes / (256 << 10) + 1;
+  if (check_waits && w > most && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: %d put_signals of 16-32 KiB read the completion counters %lu times, want at most "
+            "%lu (copied into the bounce arena, no wait for each write)\n", me, PSIG_CALLS, (unsigned long)w,
+            (unsigned long)most);
+  shmem_signal_wait_until(&psig_flag, SHMEM_CMP_EQ, PSIG_CALLS);
+  for (int c = 0; c < PSIG_CALLS; c++)
+    for (size_t i = 0; i < lens[c & 1]; i++)
+      if (out[(size_t)c * 4096 + i] != val(from, c, i) && fails++ < 10) {
+        fprintf(stderr, "test_far: PE %d: put_signal %d from PE %d: element %zu is %ld, want %ld\n", me, c, from, i,
+                out[(size_t)c * 4096 + i], val(from, c, i));
+        break;
+      }
+  shmem_barrier_all();
+  psig_flag = 0;
+  shmem_barrier_all();
+}
+
 /* Block j of PE p: val(p, c, j * nel + i); dest strided by dstride elements. */
 static void alltoall(size_t nel, ptrdiff_t dstride) {
   uint64_t ops = shoal_g.tl_ops, reads = ofi_reads();
@@ -286,6 +326,7 @@ int main(void) {
     if (sizes[z] <= 64) alltoall(sizes[z], 2);
   }
   sum_reduce_big();
+  put_signal_copied(counting && cq_prov && oi.cq_signal);
   mixed(SHMEM_TEAM_WORLD, "WORLD", 80);
   /* A team of every other PE, created, used, destroyed and created again (most likely on the same slot: a new
    * team's staging and scratch must not take a slow member's reads of the old one's). */

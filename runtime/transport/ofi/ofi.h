@@ -123,6 +123,10 @@ enum { MSG_REQ = 1, MSG_REP = 2, MSG_DPUT = 3, MSG_DGET = 4 };
  * collectives send: their root no longer waits a round per member past inject_size. The arena is reused after a
  * wait for every write of the endpoint (quiet, or when it is full). */
 #define BOUNCE_PUT_MAX ((size_t)8 << 10)
+/* ... and a put_signal's data up to this: a collective's step sends one per peer and then waits for the peers' own,
+ * so its wait for the write would come first (2 PEs over net on lo, staged broadcast of 16 and 32 KiB: 12.5-14.1
+ * and 14.4-17.2 us per call copying up to 8 KiB, 9.3-9.5 and 11.0-11.4 up to 32 KiB, no gain at 64; session 30). */
+#define BOUNCE_SIG_MAX ((size_t)32 << 10)
 #define BOUNCE_BYTES ((size_t)256 << 10)
 
 /* The staged path to device heaps of other nodes (docs/gpu.md): every PE keeps a host region (SHOAL_SPACE_STAGE,

@@ -465,7 +465,7 @@ static shoal_status_t put_signal_common(int space, int pe, size_t off, const voi
     atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
     return SHOAL_OK;
   }
-  if (n <= BOUNCE_PUT_MAX && shoal_ofi.bounce_ok) { /* copied, as a blocking put's: no wait for the write */
+  if (n <= BOUNCE_SIG_MAX && shoal_ofi.bounce_ok) { /* copied, as a blocking put's: no wait for the write */
     const char *b;
     if ((rc = bounce_copy(t, src, n, &b))) return rc;
     POST(t, "fi_writedata", fi_writedata(t->ep, b, n, NULL, data, shoal_ofi.addr[pe], raddr, key, NULL));
