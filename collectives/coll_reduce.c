@@ -31,12 +31,13 @@
 #define HIER_RDBL_MIN ((size_t)8 << 10)
 /* Teams with members on other nodes and no node of two or more (t->remote; the others took reduce_hier): where
  * each step of an exchange crosses the network, fewer bytes and fewer steps per byte win over fewer messages.
- * Measured over net on lo (every PE its own node, 2 CPUs, session 30; us at 1 MiB): 2 PEs one-shot up to one
- * chunk of its slots (64 KiB of WORLD's scratch: 29 against 34 for rdbl), then rdbl, one exchange of whole
- * 128 KiB halves (357 against 511 for one-shot's 64 KiB chunks); 3 PEs one-shot up to ONESHOT_FAR_MAX (64 KiB:
- * 198 against 227), then rsag pushed (2179 against 2606; 128 KiB 320 against 395); 4 PEs rdbl past one-shot's
- * 2 KiB at every size (3020 against 9164 for one-shot in chunks, 3772 for rsag pushed). Larger teams: rdbl up to
- * RDBL_MAX on powers of two, else rsag pushed (one-shot sends n - 1 vectors, rdbl log2 n; rsag 2 (n - 1) / n). */
+ * Chosen by forcing each over net on lo (every PE its own node, 2 CPUs, WORLD's scratch then 256 KiB; session 30;
+ * us at 1 MiB): 2 PEs one-shot while it fits one chunk of its slots (64 KiB: 29 against 34 for rdbl), then rdbl,
+ * one exchange of whole halves (357 against 511 for one-shot in chunks); 3 PEs one-shot in one chunk up to
+ * ONESHOT_FAR_MAX (64 KiB: 198 against 227), then rsag pushed (2179 against 2606; 128 KiB 320 against 395); 4 PEs
+ * rdbl past one-shot's 2 KiB at every size (3020 against 9164 for one-shot in chunks, 3772 for rsag pushed).
+ * Larger teams: rdbl up to RDBL_MAX on powers of two, else rsag pushed (one-shot sends n - 1 vectors, rdbl log2 n,
+ * rsag 2 (n - 1) / n). Against OSHMEM with WORLD's far scratch: docs/design/transport.md. */
 #define ONESHOT_FAR_PES 4
 #define ONESHOT_FAR_MAX ((size_t)64 << 10)
 static int reduce_far_choice(int n, size_t nb, size_t esize, size_t per_oneshot, size_t per_rdbl) {
@@ -44,8 +45,9 @@ static int reduce_far_choice(int n, size_t nb, size_t esize, size_t per_oneshot,
   if (n == 2) return nb <= per_oneshot || per_rdbl < esize ? SHOAL_REDUCE_ONESHOT : SHOAL_REDUCE_RDBL;
   if (pow2 && nb > ONESHOT_MAX / 2 && per_rdbl >= esize && (n <= ONESHOT_FAR_PES || nb <= RDBL_MAX))
     return SHOAL_REDUCE_RDBL;
-  if (fits && nb <= (pow2 ? ONESHOT_MAX / 2 : n <= ONESHOT_FAR_PES ? ONESHOT_FAR_MAX : ONESHOT_MAX))
-    return SHOAL_REDUCE_ONESHOT;
+  /* one chunk only: on a team with a small scratch (16 KiB for user teams) one-shot's chunks cost a wait each */
+  size_t most = pow2 ? ONESHOT_MAX / 2 : n <= ONESHOT_FAR_PES ? ONESHOT_FAR_MAX : ONESHOT_MAX;
+  if (fits && nb <= per_oneshot && nb <= most) return SHOAL_REDUCE_ONESHOT;
   return SHOAL_REDUCE_RSAG;
 }
 

@@ -273,7 +273,8 @@ typedef struct shoal_tl_ofi_info {
   unsigned stage_unanswered; /* staged put chunks sent and not answered yet (complete at their target after quiet) */
   uint64_t stage_early;      /* staged put chunk requests this PE got before their bytes (left for their resend) */
   bool saw;    /* a fallback AMO after a fence over puts is sent behind them: no quiet, no counter read */
-  bool bounce; /* a blocking put of inject_size+1 to 8 KiB is copied and returns without waiting for its write */
+  bool bounce; /* a blocking put of inject_size+1 to 8 KiB (a collective's put with signal: 32 KiB) is copied and
+                * returns without waiting for its write */
 } shoal_tl_ofi_info_t;
 void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out);
 #endif

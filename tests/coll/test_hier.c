@@ -26,7 +26,7 @@
 #define ROUNDS 50
 #define MAXPE 64
 
-#define LONGN 40000 /* longs: several chunks of WORLD's scratch */
+#define LONGN 70000 /* longs: three or more chunks of WORLD's scratch at 3+ PEs (1 MiB on jobs across nodes) */
 
 static long slot[2][MAXPE];
 static long red_src[LONGN], red_dst[LONGN];

@@ -12,7 +12,7 @@ static shoal_status_t write_dc(txep_t *t, const void *src, size_t n, int pe, uin
   return SHOAL_OK;
 }
 
-/* n (at most BOUNCE_PUT_MAX) bytes of src copied into t's bounce arena, at *b (ofi.h: a blocking write sent from
+/* n (at most BOUNCE_SIG_MAX) bytes of src copied into t's bounce arena, at *b (ofi.h: a blocking write sent from
  * there returns without waiting for its local completion). */
 static shoal_status_t bounce_copy(txep_t *t, const void *src, size_t n, const char **b) {
   shoal_status_t rc;
