@@ -16,6 +16,9 @@
  *   junk: messages of 1, 7, 39, 41, 64, 4096 and 65536 bytes, random or starting with a forged request;
  *   oversize: 80 messages of 41..1000 bytes (more than the 64 receive buffers a PE posts);
  *   flood: 5000 messages of 8 bytes (at most FLOOD_S seconds);
+ *   senddata: 80 messages with remote CQ data (fi_senddata: no key needed) whose data names a cell of the hinted
+ *     heap and static buffers as put_signal's flags do (ofi.h CQS_*), with values that would change the cell; more
+ *     than the 64 receive buffers a PE posts, so a target that keeps such a buffer also stalls;
  *   raw: TCP connections to the port sending random bytes (not the libfabric protocol).
  * Lines: "ATTACK <class> port <p>: ok <n> err <n> timeout <n> refused <n>" ("ok" = a completion without error: for
  * read/write/atomic, memory reached; for the messages, only that the bytes were sent), and "HIT <class> port <p> key
@@ -245,16 +248,18 @@ static void rma_class(int kind, int port, const uint64_t *offs, int noffs) {
   report(names[kind], port, s);
 }
 
-/* Messages: each fi_send's completion counts (ok = sent, which says nothing of what the target did with it). */
-static void send_class(const char *cls, int port, const void *const *bufs, const size_t *lens, int n,
-                       double bound) {
+/* Messages: each fi_send's completion counts (ok = sent, which says nothing of what the target did with it); with
+ * data, fi_senddata carrying data[i] as remote CQ data. */
+static void send_class_data(const char *cls, int port, const void *const *bufs, const size_t *lens,
+                            const uint64_t *data, int n, double bound) {
   ep_reset(); /* a connection of its own: what the classes before did to theirs must not hide this one */
   double deadline = now() + bound;
   int first = nops;
   tally_t t = {0};
   for (int i = 0; i < n && now() < deadline; i++) {
     op_t *o = new_op(0, lens[i]);
-    if (POST(fi_send(ep, bufs[i], lens[i], NULL, cur, o), deadline)) {
+    if (POST(data ? fi_senddata(ep, bufs[i], lens[i], NULL, data[i], cur, o) : fi_send(ep, bufs[i], lens[i], NULL, cur, o),
+             deadline)) {
       o->state = 3;
       t.refused++;
     }
@@ -262,6 +267,10 @@ static void send_class(const char *cls, int port, const void *const *bufs, const
   tally_t s = settle(first, deadline + 1.0, t, NULL, port);
   for (int i = first; i < nops; i++) s.timeout -= ops[i].state == 3;
   report(cls, port, s);
+}
+static void send_class(const char *cls, int port, const void *const *bufs, const size_t *lens, int n,
+                       double bound) {
+  send_class_data(cls, port, bufs, lens, NULL, n, bound);
 }
 
 static amo_msg_t forged(int space, int pe, uint64_t off) {
@@ -392,6 +401,18 @@ int main(int argc, char **argv) {
     static size_t flens[FLOOD_N];
     for (int i = 0; i < FLOOD_N; i++) fbufs[i] = jbuf[0] + 8 * (i % 1024), flens[i] = 8;
     send_class("flood", port, fbufs, flens, FLOOD_N, FLOOD_S);
+
+    /* Remote CQ data on plain messages (put_signal's format, runtime/transport/ofi/ofi.h: bits 63-62 the space,
+     * 61-40 the cell's index, 39-0 the value's low bits), naming the first 8 cells of the hinted heap and static
+     * buffers, each with values up and down from anything there (the target keeps the larger): only a remote write,
+     * which needs the key, may set a flag. */
+    static uint64_t sdata[OVERSIZE_N];
+    for (int i = 0; i < OVERSIZE_N; i++) {
+      const uint64_t sp = i % 2 ? SPACE_STATIC : SPACE_HEAP, o = (i % 2 ? static_off : heap_off) / 8 + (i / 2) % 8;
+      sdata[i] = sp << 62 | (o & ((1ull << 22) - 1)) << 40 | (rnd() & ((1ull << 40) - 1));
+      fbufs[i] = jbuf[0], flens[i] = 8;
+    }
+    send_class_data("senddata", port, fbufs, flens, sdata, OVERSIZE_N, CLASS_S);
     port_close();
   }
   /* Raw bytes last: a provider that dies of them must not hide what the libfabric attempts did. */

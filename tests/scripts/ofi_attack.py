@@ -19,7 +19,7 @@ attacking 10.213.K.1; both namespaces are removed on exit. No traffic goes anywh
 
 Checks: the attacker ran and reached every port; no read, write or atomic of the attacker completed without error
 (ATTACK lines with ok 0, no HIT line); every PE printed "ofi_victim PE i ok" (its memory unchanged: forged fallback
-requests, junk and oversize messages, the flood and raw bytes changed nothing and stalled no round); oshrun exited 0
+requests, junk and oversize messages, the flood, messages carrying remote CQ data and raw bytes changed nothing and stalled no round); oshrun exited 0
 within JOB_LIMIT s of DONE; no process of the job or the attacker is left. One line "FAIL: ..." per failed check and
 exit 1; exit 77 (skip) unless root with setpriv (and, for netns, unless namespaces can be made).
 """
@@ -256,7 +256,7 @@ def run(oshrun, victim, attacker, npes, prov, ns):
                 if cls in RMA_CLASSES and ok:
                     fails.append(f'attacker: {ok} {cls} operation(s) on port {port} completed without error')
             for port in ports:
-                for cls in RMA_CLASSES + ('forged', 'junk', 'oversize', 'flood', 'raw'):
+                for cls in RMA_CLASSES + ('forged', 'junk', 'oversize', 'flood', 'senddata', 'raw'):
                     if (cls, port) not in seen:
                         fails.append(f'attacker: no {cls} result for port {port}')
     t_done = time.monotonic()

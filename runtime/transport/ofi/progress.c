@@ -23,11 +23,16 @@ static void cq_signal(uint64_t d) {
 }
 
 /* Entries of the receive CQ: put_signal's flags, fallback requests and answers. Every buffer goes back to the
- * endpoint whatever it held (cleared first, so that a short message cannot replay the bytes of an earlier one). */
+ * endpoint whatever it held (cleared first, so that a short message cannot replay the bytes of an earlier one).
+ * Remote CQ data counts only on a remote write's entry, which needed the region's key: a message (FI_RECV) may
+ * carry CQ data too, and anybody who can connect may send one (fi_senddata), so that data is dropped with its
+ * message and the buffer posted again (ofiattack's senddata class: strangers set heap cells through it before). */
 static void rx_handle(struct fi_cq_data_entry *e, ssize_t n) {
   for (ssize_t i = 0; i < n; i++) {
-    if (e[i].flags & FI_REMOTE_CQ_DATA) {
-      cq_signal(e[i].data);
+    const bool msg = e[i].flags & FI_RECV;
+    if ((e[i].flags & FI_REMOTE_CQ_DATA) && !msg) {
+      if (e[i].flags & FI_REMOTE_WRITE) cq_signal(e[i].data);
+      else shoal_ofi_drop("remote CQ data without a remote write", sizeof e[i].data);
       continue;
     }
     amo_msg_t *buf = e[i].op_context, m;
@@ -36,7 +41,10 @@ static void rx_handle(struct fi_cq_data_entry *e, ssize_t n) {
     memset(buf, 0, sizeof *buf);
     ssize_t r = shoal_ofi_post_recv(buf);
     if (r) shoal_ofi_fail("fi_recv", r);
-    shoal_ofi_handle_msg(&m, e[i].len);
+    if (e[i].flags & FI_REMOTE_CQ_DATA) /* no job's PE sends data with a message */
+      shoal_ofi_drop("a message carrying remote CQ data", e[i].len);
+    else
+      shoal_ofi_handle_msg(&m, e[i].len);
   }
 }
 
