@@ -272,6 +272,8 @@ typedef struct shoal_tl_ofi_info {
   uint64_t dropped;       /* messages refused since init: not from this job (token), malformed, truncated */
   unsigned stage_unanswered; /* staged put chunks sent and not answered yet (complete at their target after quiet) */
   uint64_t stage_early;      /* staged put chunk requests this PE got before their bytes (left for their resend) */
+  uint64_t stage_msgs;       /* staged put chunks whose request this PE sent as a message of its own, not in the
+                              * chunk's write (no remote CQ data, or the provider's message too short) */
   bool saw;    /* a fallback AMO after a fence over puts is sent behind them: no quiet, no counter read */
   bool bounce; /* a blocking put of inject_size+1 to 8 KiB (a collective's put with signal: 32 KiB) is copied and
                 * returns without waiting for its write */

@@ -7,8 +7,11 @@
  * its values, a counter every PE adds to at once, put + quiet + flag, put + fence + flag, put_signal (set and add) to
  * a device flag, the _on_stream form, a private context's put/get/AMO. Modes (argv[1]) for bad input from PE 0 to
  * the last PE: bad_range (a device range past the heap's end), bad_nonsym (device memory outside the heap), bad_amo
- * (misaligned), bad_pe (out of range). Modes pipeline and pipeline-dc: staged puts in flight, with targets that wait 50 ms before each
- * chunk's copy (SHOAL_TL_OFI_FORCE_SLOW_DPUT), so that what is in flight is known (pipeline() below). Mode
+ * (misaligned), bad_pe (out of range). Modes pipeline, pipeline-dc and pipeline-twomsg: staged puts in flight, with
+ * targets that wait 50 ms before each chunk's copy (SHOAL_TL_OFI_FORCE_SLOW_DPUT), so that what is in flight is known
+ * (pipeline() below); pipeline: each chunk's request in its write (one send a chunk, where remote CQ data works);
+ * -dc: each request after its write's delivery; -twomsg: put_signal's CQ data off, each request right behind its
+ * write. Mode
  * copy-async (3 PEs): a target's copy into its device heap ends only once the target has answered another PE (the
  * fake's copies end later, as a GPU's do), so it must go on serving others meanwhile (copy_async() below). */
 #include "gpu_fake_backend.h"
@@ -78,6 +81,13 @@ static void pipeline(unsigned char *dloc, int next, int prev) {
   shmem_quiet();
   shoal_tl_ofi_query(&info);
   CHECK(info.stage_unanswered == 0, "%u staged put chunks in flight after quiet", info.stage_unanswered);
+  /* one send a chunk where remote CQ data works (the request in the chunk's write); else a request each */
+  if (info.cq_signal)
+    CHECK(info.stage_msgs == 0, "%llu staged put chunks sent their request as a message of its own",
+          (unsigned long long)info.stage_msgs);
+  else
+    CHECK(info.stage_msgs >= N, "%llu staged put chunks' requests as messages, want %u or more (no remote CQ data)",
+          (unsigned long long)info.stage_msgs, (unsigned)N);
   /* shmemx_quiet_on_stream completes the stream form's far puts too (they go on the default context) */
   fill(h, 4099, me, 99);
   shmemx_putmem_on_stream(buf, h, 4099, next, NULL);
@@ -233,10 +243,12 @@ int main(int argc, char **argv) {
   slow.event_query = s_event_query;
   shoal_gpu_test_backend = &slow;
   const char *mode = argc > 1 ? argv[1] : "";
-  /* pipeline-dc: delivery-complete writes, so no lazy fence: each chunk's request waits for its write's delivery */
+  /* pipeline-dc: delivery-complete writes, so no lazy fence: each chunk's request waits for its write's delivery;
+   * pipeline-twomsg: no remote CQ data, so each request goes as a message right behind its write */
   const bool pipe = !strncmp(mode, "pipeline", 8);
   if (pipe)
-    shoal_tl_ofi_test_force(SHOAL_TL_OFI_FORCE_SLOW_DPUT | (strcmp(mode, "pipeline-dc") ? 0 : SHOAL_TL_OFI_FORCE_DC));
+    shoal_tl_ofi_test_force(SHOAL_TL_OFI_FORCE_SLOW_DPUT | (strcmp(mode, "pipeline-dc") ? 0 : SHOAL_TL_OFI_FORCE_DC) |
+                            (strcmp(mode, "pipeline-twomsg") ? 0 : SHOAL_TL_OFI_FORCE_NO_CQ_SIGNAL));
   shmem_init();
   me = shmem_my_pe(), npes = shmem_n_pes();
   int next = (me + 1) % npes, prev = (me + npes - 1) % npes;

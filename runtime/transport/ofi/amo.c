@@ -70,8 +70,11 @@ static shoal_status_t fb_claim(int kind, int space, int pe, size_t off, int op, 
 }
 
 /* Send p's claimed request from ep (the main endpoint, or t's own: the staged put's chunk follows its write there),
- * issued on t; on failure the slot is freed. */
-static shoal_status_t fb_send(txep_t *t, shoal_ofi_fb_pending_t *p, bool async, struct fid_ep *ep) {
+ * issued on t; or, with wd, as the bytes of wd's write from t's endpoint (shoal_ofi_fb_post_write). On failure the
+ * slot is freed. */
+struct fb_write { const void *buf; size_t len; uint64_t raddr, key, data; };
+static shoal_status_t fb_send(txep_t *t, shoal_ofi_fb_pending_t *p, bool async, struct fid_ep *ep,
+                              const struct fb_write *wd) {
   waiter_t *w = p->w;
   const int pe = p->pe;
   if (async) {
@@ -84,10 +87,13 @@ static shoal_status_t fb_send(txep_t *t, shoal_ofi_fb_pending_t *p, bool async, 
   atomic_store_explicit(&w->state, 1, memory_order_release);
   ssize_t r;
   /* A full transmit queue (behind a dead link, say): progress and the watch while it drains. */
-  while ((r = fi_inject(ep, &p->m, sizeof p->m, shoal_ofi.addr[pe])) == -FI_EAGAIN) {
+  while ((r = wd ? fi_writedata(t->ep, wd->buf, wd->len, NULL, wd->data, shoal_ofi.addr[pe], wd->raddr, wd->key, NULL)
+                 : fi_inject(ep, &p->m, sizeof p->m, shoal_ofi.addr[pe])) == -FI_EAGAIN) {
     shoal_ofi_progress_once();
-    if (ep != shoal_ofi.ep) fi_cntr_read(t->wcntr); /* a context's own endpoint: its progress */
+    if (wd || ep != shoal_ofi.ep) fi_cntr_read(t->wcntr); /* a context's own endpoint: its progress */
   }
+  if (!r && wd) atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
+  else if (!r && p->m.kind == MSG_DPUT) atomic_fetch_add_explicit(&shoal_ofi.stage_msgs, 1, memory_order_relaxed);
   if (r) {
     uint32_t waiting = 1; /* nothing sent, nothing to answer it; only a resend's look (5) may hold it a moment */
     while (!atomic_compare_exchange_weak(&w->state, &waiting, 3)) waiting = 1;
@@ -97,7 +103,7 @@ static shoal_status_t fb_send(txep_t *t, shoal_ofi_fb_pending_t *p, bool async, 
       atomic_fetch_sub(&shoal_ofi.fb_async, 1);
     }
     atomic_store(&w->state, 0);
-    return shoal_ofi_fail("fi_inject", r);
+    return shoal_ofi_fail(wd ? "fi_writedata" : "fi_inject", r);
   }
   return SHOAL_OK;
 }
@@ -106,7 +112,7 @@ static shoal_status_t fb_send(txep_t *t, shoal_ofi_fb_pending_t *p, bool async, 
 static shoal_status_t fb_start(txep_t *t, int kind, int space, int pe, size_t off, int op, size_t size, uint64_t v,
                                uint64_t c, bool async, shoal_ofi_fb_pending_t *p) {
   shoal_status_t rc = fb_claim(kind, space, pe, off, op, size, v, c, async, p);
-  return rc ? rc : fb_send(t, p, async, shoal_ofi.ep);
+  return rc ? rc : fb_send(t, p, async, shoal_ofi.ep, NULL);
 }
 
 /* Wait for the answer of p's request (resending it, timing it out), free its slot; fetch gets the old value. */
@@ -163,7 +169,12 @@ shoal_status_t shoal_ofi_fb_claim(int kind, int space, int pe, size_t off, size_
   return fb_claim(kind, space, pe, off, 0, size, v, c, true, p);
 }
 shoal_status_t shoal_ofi_fb_post(txep_t *t, shoal_ofi_fb_pending_t *p, struct fid_ep *ep) {
-  return fb_send(t, p, true, ep);
+  return fb_send(t, p, true, ep, NULL);
+}
+shoal_status_t shoal_ofi_fb_post_write(txep_t *t, shoal_ofi_fb_pending_t *p, const void *buf, size_t len, uint64_t raddr,
+                                       uint64_t key, uint64_t data) {
+  const struct fb_write wd = {buf, len, raddr, key, data};
+  return fb_send(t, p, true, t->ep, &wd);
 }
 void shoal_ofi_fb_unclaim(shoal_ofi_fb_pending_t *p) {
   atomic_fetch_sub(&shoal_ofi.fb_async, 1);

@@ -583,6 +583,7 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .counter_waits = atomic_load(&shoal_ofi.t0.cntr_waits),
                                .dropped = atomic_load(&shoal_ofi.dropped),
                                .stage_early = atomic_load(&shoal_ofi.stage_early),
+                               .stage_msgs = atomic_load(&shoal_ofi.stage_msgs),
                                .saw = shoal_ofi.saw,
                                .bounce = shoal_ofi.bounce_ok};
   pthread_mutex_lock(&shoal_ofi.stage_mu);

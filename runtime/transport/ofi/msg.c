@@ -83,6 +83,23 @@ void shoal_ofi_copies_reap(void) {
   }
 }
 
+void shoal_ofi_stage_req(uint64_t from, size_t off) {
+  const region_t *st = &shoal_ofi.reg[SHOAL_SPACE_STAGE];
+  const size_t slot = shoal_ofi.stage_slot;
+  amo_msg_t m;
+  if (!st->mr || !slot || from >= (uint64_t)shoal_ofi.npes || slot < sizeof m || off > slot - sizeof m ||
+      (size_t)from * slot > st->len - slot) {
+    shoal_ofi_drop("remote CQ data naming no staged request", sizeof from);
+    return;
+  }
+  memcpy(&m, (char *)st->base + (size_t)from * slot + off, sizeof m);
+  if (m.kind != MSG_DPUT || m.pe != (int32_t)from) { /* the sender's own slot names the sender */
+    shoal_ofi_drop("a staged request of another sender", sizeof m);
+    return;
+  }
+  shoal_ofi_handle_msg(&m, sizeof m);
+}
+
 void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
   bool req = len == sizeof *m && (m->kind == MSG_REQ || m->kind == MSG_DPUT || m->kind == MSG_DGET);
   const char *bad = len != sizeof *m ? "wrong length" : m->token != shoal_ofi.token ? "wrong token"

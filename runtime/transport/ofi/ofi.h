@@ -68,7 +68,10 @@
 
 /* put_signal's remote CQ data (rma.c, progress.c): bits 63-62 the flag's space, 61-40 its offset in 8-byte cells
  * (cells in the first 32 MiB of a space: the runtime's flags are in the heap's internal area), 39-0 the low bits of
- * the value. The target rebuilds the value from its cell's: a flag grows by less than 2^39 between two signals. */
+ * the value. The target rebuilds the value from its cell's: a flag grows by less than 2^39 between two signals.
+ * Space SHOAL_SPACE_STAGE holds no flag: there the data says that a staged put's chunk came with its request in the
+ * same write (rma.c stage_send): bits 61-40 the request's offset in the sender's slot, in 8-byte units, 39-0 the
+ * sender. */
 #define CQS_VAL_BITS 40
 #define CQS_VAL_MASK ((1ull << CQS_VAL_BITS) - 1)
 #define CQS_IDX_MAX (1ull << 22)
@@ -278,7 +281,8 @@ extern struct shoal_ofi_state {
    * stage_unposted are not sent yet: the device proxy's nbi puts, whose copy out of GPU memory (copy: its slot of
    * shoal_comm_dev_memcpy_start, -1 done) was only enqueued; only their endpoint's thread (stage_owner) sends them,
    * in order, and other threads' staged calls wait until there are none. */
-  struct stage_fly { shoal_ofi_fb_pending_t p; size_t off, len; struct txep *t; int copy; } stage_q[STAGE_INFLIGHT];
+  /* wd: the chunk's request rides in its write (stage_send); len then counts the request after the tag */
+  struct stage_fly { shoal_ofi_fb_pending_t p; size_t off, len; struct txep *t; int copy; bool wd; } stage_q[STAGE_INFLIGHT];
   unsigned stage_head, stage_n, stage_unposted;
   _Atomic(struct txep *) stage_owner; /* the endpoint of the unposted chunks; NULL: none */
   _Atomic unsigned stage_waiters;     /* other threads' staged calls waiting for them: the owner sends all, defers none */
@@ -289,6 +293,7 @@ extern struct shoal_ofi_state {
   bool stage_saw;             /* the provider orders a send after a write (FI_ORDER_SAW): a chunk's request follows
                                * its write on the same endpoint without waiting for its delivery */
   _Atomic uint64_t stage_early; /* chunk requests that came before their data (tag mismatch): left unanswered */
+  _Atomic uint64_t stage_msgs;  /* staged put chunks whose request went as a message of its own (not in the write) */
 } shoal_ofi;
 
 static inline int64_t now_ns(void) {
@@ -360,6 +365,9 @@ ssize_t shoal_ofi_post_recv(amo_msg_t *buf);
 /* msg.c */
 ssize_t shoal_ofi_send_msg(const amo_msg_t *m, int pe);
 void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len);
+/* A staged put's chunk whose request came in its write (CQ data of space SHOAL_SPACE_STAGE, ofi.h CQS_*): the request
+ * read from the sender's slot at off, checked as a message is, then handled as one. */
+void shoal_ofi_stage_req(uint64_t from, size_t off);
 /* Answer the staged put chunks whose copy into the device heap finished (msg.c). Cheap when none is pending. */
 void shoal_ofi_copies_reap(void);
 /* progress.c */
@@ -399,6 +407,10 @@ shoal_status_t shoal_ofi_helpers_to(const cpu_set_t *cpus, int *moved);
 shoal_status_t shoal_ofi_fb_claim(int kind, int space, int pe, size_t off, size_t size, uint64_t v, uint64_t c,
                                   shoal_ofi_fb_pending_t *p);
 shoal_status_t shoal_ofi_fb_post(txep_t *t, shoal_ofi_fb_pending_t *p, struct fid_ep *ep);
+/* As shoal_ofi_fb_post, but the request is in the bytes of one write from t's endpoint (len bytes at buf to raddr of
+ * the region keyed key at p's PE, with remote CQ data data), which the target reads it from: one send, not two. */
+shoal_status_t shoal_ofi_fb_post_write(txep_t *t, shoal_ofi_fb_pending_t *p, const void *buf, size_t len, uint64_t raddr,
+                                       uint64_t key, uint64_t data);
 void shoal_ofi_fb_unclaim(shoal_ofi_fb_pending_t *p);
 /* p's request (shoal_ofi_fb_post) has its answer: its waiter was freed since (and maybe taken again). */
 static inline bool shoal_ofi_fb_answered(const shoal_ofi_fb_pending_t *p) {

@@ -8,6 +8,10 @@
 static void cq_signal(uint64_t d) {
   unsigned sp = (unsigned)(d >> 62);
   size_t off = (size_t)((d >> CQS_VAL_BITS) & (CQS_IDX_MAX - 1)) * sizeof d;
+  if (sp == SHOAL_SPACE_STAGE) { /* no flag: a staged put's chunk with its request (rma.c stage_send) */
+    shoal_ofi_stage_req(d & CQS_VAL_MASK, off);
+    return;
+  }
   if (!shoal_ofi.reg[sp].base || off + sizeof d > shoal_ofi.reg[sp].len) {
     shoal_ofi_drop("remote CQ data naming no flag cell", sizeof d);
     return;

@@ -171,11 +171,26 @@ static shoal_status_t stage_read(txep_t *t, char *bounce, size_t n, int pe) {
 /* ---- staged put chunks in flight (ofi.h stage_q; under stage_mu) ---- */
 /* Send chunk f, its bytes in the bounce: its tag after them, the write of both to the same place of this PE's slot
  * at its target, then its MSG_DPUT (from t's endpoint right behind the write where the provider orders a send after a
- * write, else from the main one once the write is delivered). On failure its claim is given up (f reads answered). */
+ * write, else from the main one once the write is delivered). With f->wd (put_signal's remote CQ data works here,
+ * stage_wd) the request itself follows the tag, and one fi_writedata carries all three, its CQ data naming the
+ * request's place (ofi.h CQS_*): one send a chunk, where the request as a message of its own was a second send here
+ * and a second receive and handling at the target. (A resend still goes as a message: its target finds the tag.)
+ * On failure its claim is given up (f reads answered). */
 static shoal_status_t stage_send(txep_t *t, struct stage_fly *f) {
   char *bounce = (char *)shoal_ofi.reg[SHOAL_SPACE_STAGE].base + (size_t)shoal_ofi.me * shoal_ofi.stage_slot;
   const int pe = f->p.pe;
   const uint64_t tag = f->p.m.id ^ shoal_ofi.rtoken[pe]; /* the target's secret in it: no old bytes match */
+  if (f->wd) {
+    const size_t at = f->off + f->len - sizeof(amo_msg_t); /* the request's place; the tag just before it */
+    memcpy(bounce + at - sizeof tag, &tag, sizeof tag);
+    memcpy(bounce + at, &f->p.m, sizeof f->p.m);
+    const uint64_t data = (uint64_t)SHOAL_SPACE_STAGE << 62 | (uint64_t)(at / sizeof tag) << CQS_VAL_BITS |
+                          (uint64_t)shoal_ofi.me;
+    return shoal_ofi_fb_post_write(t, &f->p, bounce + f->off, f->len,
+                                   shoal_ofi.rbase[SHOAL_SPACE_STAGE][pe] +
+                                       (uint64_t)shoal_ofi.me * shoal_ofi.stage_slot + f->off,
+                                   shoal_ofi.rkey[SHOAL_SPACE_STAGE][pe], data);
+  }
   memcpy(bounce + f->off + f->len - sizeof tag, &tag, sizeof tag);
   shoal_status_t rc = stage_write(t, bounce + f->off, f->len, pe, f->off);
   if (!rc && !shoal_ofi.stage_saw) rc = WAIT_W(t);
@@ -324,7 +339,9 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
     size_t pos = shoal_ofi.stage_pos;
     for (size_t done = 0, len; !rc && done < n; done += len) {
       len = n - done < even ? n - done : even;
-      const size_t span = STAGE_TAG_AT(len) + sizeof(uint64_t);
+      /* the request in the write too where remote CQ data can say so, and the whole fits one message */
+      const bool wd = shoal_ofi.cq_signal && STAGE_TAG_AT(len) + sizeof(uint64_t) + sizeof(amo_msg_t) <= shoal_ofi.max_msg;
+      const size_t span = STAGE_TAG_AT(len) + sizeof(uint64_t) + (wd ? sizeof(amo_msg_t) : 0);
       if (pos + span > slot) pos = 0;
       stage_room(pos, span);
       /* The claim below waits for a place among the fallback's fb_cap in flight, which unsent chunks never free; so
@@ -333,7 +350,7 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
       while (shoal_ofi.stage_unposted && shoal_ofi.stage_unposted + 2 > (unsigned)shoal_ofi.fb_cap) stage_post(t, 1);
       struct stage_fly *f = &shoal_ofi.stage_q[(shoal_ofi.stage_head + shoal_ofi.stage_n) % STAGE_INFLIGHT];
       if ((rc = shoal_ofi_fb_claim(MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off + done, 0, len, pos, &f->p))) break;
-      f->off = pos, f->len = span, f->t = t, f->copy = -1;
+      f->off = pos, f->len = span, f->t = t, f->copy = -1, f->wd = wd;
       rc = defer ? shoal_comm_dev_memcpy_start(bounce + pos, buf + done, len, &f->copy)
                  : shoal_comm_dev_memcpy(bounce + pos, buf + done, len);
       if (rc) {
@@ -445,10 +462,11 @@ shoal_status_t shoal_ofi_dev_amo(void *h, int pe, size_t off, int op, size_t siz
  * The same order as signal's: after this PE's earlier writes to pe (RMA_WAW), its non-fetching AMOs completed and
  * its nbi writes' sources free; src is free on return. Not marked dirty: the collective's receiver knows by the flag
  * that its data is there, so the next quiet owes it no flush. NOSYS (nothing sent): no cq_signal here, the cell's
- * offset does not fit the CQ data, or more than one message's worth. */
+ * offset does not fit the CQ data, or more than one message's worth; a flag in the staging region (its CQ data means
+ * a staged put's request there). */
 static shoal_status_t put_signal_common(int space, int pe, size_t off, const void *src, size_t n, int fspace,
                                         size_t foff, uint64_t v) {
-  if (!shoal_ofi.cq_signal || (unsigned)fspace >= 4 || foff % sizeof v || foff / sizeof v >= CQS_IDX_MAX ||
+  if (!shoal_ofi.cq_signal || (unsigned)fspace >= SHOAL_SPACE_STAGE || foff % sizeof v || foff / sizeof v >= CQS_IDX_MAX ||
       n > shoal_ofi.max_msg || !n)
     return SHOAL_ERR_NOSYS;
   txep_t *t = &shoal_ofi.t0;
