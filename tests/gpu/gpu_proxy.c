@@ -80,6 +80,8 @@ static int cmp_u64(const void *a, const void *b) {
  * (lag_out): their events read "not done" three times first, so chunks wait in the queue for their copies. */
 #define GIVE_UP_NS 10000000000ll
 static bool slow_out;
+static _Atomic bool slow_enqueue; /* a copy out of 65544 bytes blocks in its enqueue (the driver call) the same way */
+static _Atomic bool enqueue_gave_up;
 static int lag_out;                   /* "not done" answers each copy out of device memory gives first */
 static _Thread_local bool copied_out; /* this thread's last copy was out of device memory */
 static _Atomic int64_t copy_since; /* the causal copy's start; 0: none pending */
@@ -105,9 +107,17 @@ static shoal_status_t d_memcpy(void *d, const void *s, size_t n, void *st) {
   int sdev = 0, ddev = 0;
   f_ptr_device(s, &sdev), f_ptr_device(d, &ddev);
   copied_out = sdev && !ddev; /* the event recorded next (same thread, under the heap's lock) is this copy's */
-  if (slow_out && sdev && !ddev && n == 65536) {
-    atomic_store(&copy_want, shoal_proxy_served() + 2); /* in the request's service: served counts those before */
-    atomic_store(&copy_since, mono_ns());
+  /* copy_want set by defer() before it posts the request (the copy may be started later than the request's service:
+   * the copier's thread, heap_gpu.c) */
+  if (slow_out && sdev && !ddev && n == 65536) atomic_store(&copy_since, mono_ns());
+  if (atomic_load(&slow_enqueue) && sdev && !ddev && n == 65544) { /* the call itself, until the next is served */
+    const int64_t t0 = mono_ns();
+    while (shoal_proxy_served() < atomic_load(&copy_want))
+      if (mono_ns() - t0 > GIVE_UP_NS) {
+        atomic_store(&enqueue_gave_up, true);
+        break;
+      }
+    atomic_store(&slow_enqueue, false);
   }
   return f_memcpy(d, s, n, st);
 }
@@ -160,6 +170,7 @@ static void defer(int next, int prev) {
   shmem_barrier_all();
 
   slow_out = true;
+  atomic_store(&copy_want, shoal_proxy_served() + 2); /* the put's request, then the one after it served */
   req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, d, s, 65536, 0, 0);
   uint64_t g = req(SHOAL_PROXY_G, 0, SHOAL_PROXY_F_WAIT, next, &word[1], NULL, 8, 0, 0);
   CHECK(g == 1000 + (uint64_t)next, "G of PE %d's word: %llu", next, (unsigned long long)g);
@@ -167,6 +178,19 @@ static void defer(int next, int prev) {
   slow_out = false;
   CHECK(!atomic_load(&copy_gave_up), "the proxy did not serve the next request while an nbi put's copy out of GPU "
         "memory ran (the copy gave up waiting after %lld s)", GIVE_UP_NS / 1000000000);
+  /* (1b) the same with a copy whose enqueue itself (the driver's call) lasts until the next request is served: the
+   * copier's thread makes that call, not the proxy's (SHOAL_GPU_COPIER; the first copy above found the events
+   * pollable, so this one goes through it) */
+  if (shoal_env.gpu_copier) {
+    atomic_store(&copy_want, shoal_proxy_served() + 2);
+    atomic_store(&slow_enqueue, true);
+    req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, back, s, 65544, 0, 0); /* next's back: not checked */
+    g = req(SHOAL_PROXY_G, 0, SHOAL_PROXY_F_WAIT, next, &word[1], NULL, 8, 0, 0);
+    CHECK(g == 1000 + (uint64_t)next, "G of PE %d's word: %llu", next, (unsigned long long)g);
+    quiet();
+    CHECK(!atomic_load(&enqueue_gave_up), "the proxy did not serve the next request while an nbi put's copy out of "
+          "GPU memory was being enqueued (the enqueue gave up after %lld s)", GIVE_UP_NS / 1000000000);
+  }
 
   lag_out = 3;
   for (int r = 0; r < R; r++) {
