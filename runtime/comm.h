@@ -184,14 +184,15 @@ shoal_status_t shoal_comm_dev_amo(size_t off, int op, size_t size, uint64_t v, u
 /* The requester's side: n bytes from src to dst, either one host or device memory of this PE (the backend's copy,
  * synchronous; a plain memcpy without a GPU). */
 shoal_status_t shoal_comm_dev_memcpy(void *dst, const void *src, size_t n);
-/* The same, only enqueued, for dst host memory: *slot (0 to SHOAL_COMM_DEV_COPIES - 1) names it for
+/* The same, only enqueued, for dst host memory: *slot (0 to 2 * SHOAL_COMM_DEV_COPIES - 1) names it for
  * shoal_comm_dev_memcpy_done, asked until *done before dst is read (src must stay unchanged until then); *slot -1:
  * done before return (src host memory, no pollable event, every event taken, SHOAL_GPU_STAGE_ASYNC=0). Errors as
  * shoal_comm_dev_memcpy's; a failed copy found by done returns SHOAL_ERR with *done true. */
 shoal_status_t shoal_comm_dev_memcpy_start(void *dst, const void *src, size_t n, int *slot);
 shoal_status_t shoal_comm_dev_memcpy_done(int slot, bool *done);
-/* slot's copy is known done without asking (a later copy of the same stream was found done: they end in order). */
-void shoal_comm_dev_memcpy_release(int slot);
+/* slot's copy is known done without asking (a later copy of the same stream was found done: they end in order);
+ * SHOAL_ERR where it is known to have failed (the copier's thread could not enqueue it, or its event said so). */
+shoal_status_t shoal_comm_dev_memcpy_release(int slot);
 
 /* ---- the comm layer (comm.c) ---- */
 /* At init, after the host heap and static data are mapped (heap_lim and the spaces' lim say which peers are):
@@ -274,6 +275,7 @@ typedef struct shoal_tl_ofi_info {
   uint64_t stage_early;      /* staged put chunk requests this PE got before their bytes (left for their resend) */
   uint64_t stage_msgs;       /* staged put chunks whose request this PE sent as a message of its own, not in the
                               * chunk's write (no remote CQ data, or the provider's message too short) */
+  uint64_t stage_cq_reqs;    /* staged put requests this PE (as the target) took from their chunks' writes */
   bool saw;    /* a fallback AMO after a fence over puts is sent behind them: no quiet, no counter read */
   bool bounce; /* a blocking put of inject_size+1 to 8 KiB (a collective's put with signal: 32 KiB) is copied and
                 * returns without waiting for its write */

@@ -70,8 +70,8 @@ static copy_pool_t CP, CO;
  * the proxy's thread was what set the pace. Slots are CO's events: the starter takes a free one (used, under mu),
  * fills job[k], sets st[k] QUEUED and appends k to ring; the copier enqueues the copy and records ev[k] (ENQUEUED),
  * then asks the oldest until done (DONE or FAILED: copies of one stream end in order, so the states change in
- * order); done or release frees the slot. The copier spins while it has work, and for a while after, then sleeps
- * on cv until a start wakes it. */
+ * order, a failure found at once aside: release reports it); done or release frees the slot. The copier spins while
+ * it has work, and for a while after, then sleeps on cv until a start wakes it. */
 enum { CY_FREE, CY_QUEUED, CY_ENQUEUED, CY_DONE, CY_FAILED };
 #define CY_IDLE_NS 2000000L /* the copier sleeps after this long without work (waking costs the next chunk) */
 static struct {
@@ -618,13 +618,16 @@ static void *copier_main(void *arg) {
     bool work = false;
     while (CY.head != atomic_load_explicit(&CY.tail, memory_order_acquire)) {
       const int k = CY.ring[CY.head++ % COPY_EVENTS];
-      pthread_mutex_lock(&G.lock);
+      /* not under G.lock: its events and CO.stream are the copier's alone (the first copy, CO's own, was enqueued
+       * before it started), the device is set per thread, and the heap goes only after copier_stop's join; so
+       * the target's copies and the AMOs on the heap, which take G.lock, never wait behind these calls */
       shoal_status_t rc = dev ? SHOAL_OK : shoal_gpu_ops.set_device(G.dev);
       dev = !rc;
       if (!rc && !CY.ev[k] && shoal_gpu_ops.event_create(&CY.ev[k])) CY.ev[k] = NULL, rc = SHOAL_ERR;
-      if (!rc) rc = shoal_gpu_ops.memcpy(CY.job[k].dst, CY.job[k].src, CY.job[k].n, CO.stream);
+      bool queued = false;
+      if (!rc) rc = shoal_gpu_ops.memcpy(CY.job[k].dst, CY.job[k].src, CY.job[k].n, CO.stream), queued = !rc;
       if (!rc) rc = shoal_gpu_ops.event_record(CY.ev[k], CO.stream);
-      pthread_mutex_unlock(&G.lock);
+      if (rc && queued) shoal_gpu_ops.stream_sync(CO.stream); /* no event behind it: its bytes must not land later */
       if (rc) {
         atomic_store_explicit(&CY.st[k], CY_FAILED, memory_order_release);
       } else {
@@ -636,10 +639,8 @@ static void *copier_main(void *arg) {
     while (fn) {
       const int k = fly[fh];
       int d = 0;
-      pthread_mutex_lock(&G.lock);
       shoal_status_t rc = shoal_gpu_ops.event_query(CY.ev[k], &d);
       if (rc) shoal_gpu_ops.stream_sync(CO.stream); /* nothing of it is read: the bytes must not land later */
-      pthread_mutex_unlock(&G.lock);
       if (!rc && !d) break;
       atomic_store_explicit(&CY.st[k], rc ? CY_FAILED : CY_DONE, memory_order_release);
       fh = (fh + 1) % COPY_EVENTS, fn--;
@@ -665,8 +666,15 @@ static void *copier_main(void *arg) {
 }
 
 /* Started by the first copy that may use it, from the thread that starts copies (the proxy's, which runs on the CPUs
- * no PE is bound to: the copier inherits them). Under CY.mu. */
+ * no PE is bound to: the copier inherits them), where that thread may run on two CPUs or more: on one, a second
+ * thread that spins while copies run would take the proxy's own time. Under CY.mu. */
 static void copier_start(void) {
+  cpu_set_t cpus;
+  if (!pthread_getaffinity_np(pthread_self(), sizeof cpus, &cpus) && CPU_COUNT(&cpus) < 2) {
+    CY.up = -1;
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "the proxy has one CPU: it enqueues its copies itself (no copier thread)");
+    return;
+  }
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay with the application's threads */
@@ -674,6 +682,19 @@ static void copier_start(void) {
   CY.up = pthread_create(&CY.th, NULL, copier_main, NULL) ? -1 : 1;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (CY.up < 0) SHOAL_DEBUG(SHOAL_SUB_GPU, "the copier thread did not start: the proxy enqueues its copies itself");
+}
+
+void shoal_gpu_copier_prepare(void) {
+  if (!shoal_env.gpu_copier) return;
+  pthread_mutex_lock(&CY.mu);
+  if (!CY.up) copier_start();
+  pthread_mutex_unlock(&CY.mu);
+}
+bool shoal_gpu_copier_up(void) {
+  pthread_mutex_lock(&CY.mu);
+  const bool up = CY.up > 0;
+  pthread_mutex_unlock(&CY.mu);
+  return up;
 }
 
 static void copier_stop(void) {
@@ -743,23 +764,24 @@ shoal_status_t shoal_comm_dev_memcpy_start(void *dst, const void *src, size_t n,
 shoal_status_t shoal_comm_dev_memcpy_done(int slot, bool *done) {
   if (slot >= COPY_EVENTS && slot < 2 * COPY_EVENTS) { /* the copier's: a load, no driver call */
     const int k = slot - COPY_EVENTS, s = atomic_load_explicit(&CY.st[k], memory_order_acquire);
-    *done = s == CY_DONE || s == CY_FAILED;
-    if (*done) atomic_store_explicit(&CY.st[k], CY_FREE, memory_order_relaxed), copier_free(k);
-    return s == CY_FAILED ? SHOAL_ERR : SHOAL_OK;
+    *done = s == CY_DONE || s == CY_FAILED || s == CY_FREE; /* FREE: the copier was stopped (the heap is gone) */
+    if (s == CY_DONE || s == CY_FAILED) atomic_store_explicit(&CY.st[k], CY_FREE, memory_order_relaxed), copier_free(k);
+    return s == CY_DONE ? SHOAL_OK : s == CY_FREE ? SHOAL_ERR_INVAL : s == CY_FAILED ? SHOAL_ERR : SHOAL_OK;
   }
   return pool_done(&CO, CO.stream, slot, done);
 }
 
-void shoal_comm_dev_memcpy_release(int slot) {
-  if (slot >= COPY_EVENTS && slot < 2 * COPY_EVENTS) { /* a later copy was found done: so is this one */
-    atomic_store_explicit(&CY.st[slot - COPY_EVENTS], CY_FREE, memory_order_relaxed);
+shoal_status_t shoal_comm_dev_memcpy_release(int slot) {
+  if (slot >= COPY_EVENTS && slot < 2 * COPY_EVENTS) { /* a later copy was found done: so is this one, or it failed */
+    const int s = atomic_exchange_explicit(&CY.st[slot - COPY_EVENTS], CY_FREE, memory_order_acquire);
     copier_free(slot - COPY_EVENTS);
-    return;
+    return s == CY_FAILED ? SHOAL_ERR : SHOAL_OK;
   }
-  if (slot < 0 || slot >= COPY_EVENTS) return;
+  if (slot < 0 || slot >= COPY_EVENTS) return SHOAL_OK;
   pthread_mutex_lock(&G.lock);
   CO.used &= ~(1u << slot);
   pthread_mutex_unlock(&G.lock);
+  return SHOAL_OK;
 }
 
 /* The requester's side (comm.h): n bytes between this PE's buffers (host or device, any direction), complete on

@@ -76,5 +76,10 @@ shoal_status_t shoal_gpu_collective_launch(const char *routine, const void *func
 const shmemx_device_state_t *shoal_gpu_state(void);
 /* The device state's proxy queue (runtime/proxy.c): set before the device-API units are filled, NULL at the end. */
 void shoal_gpu_state_set_proxy(void *queue);
+/* The device proxy's thread, as it starts: the copier thread of its copies out of GPU memory (heap_gpu.c) started
+ * there, so that it inherits that thread's CPUs (not where it has only one, nor with SHOAL_GPU_COPIER=0). */
+void shoal_gpu_copier_prepare(void);
+/* The copier runs (tests: whether the proxy's copies are enqueued by it). */
+bool shoal_gpu_copier_up(void);
 
 #endif

@@ -213,6 +213,7 @@ static void idle(unsigned *polls) {
 static void *proxy_main(void *arg) {
   (void)arg;
   if (P.dev >= 0) shoal_gpu_ops.set_device(P.dev);
+  shoal_gpu_copier_prepare(); /* on this thread's CPUs */
   shmem_ctx_t ctx = SHMEM_CTX_DEFAULT;
   if (shmem_ctx_create(SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED, &ctx)) ctx = SHMEM_CTX_DEFAULT;
   /* Below SHMEM_THREAD_MULTIPLE the default endpoint is not locked against the application's thread: the proxy must

@@ -97,6 +97,11 @@ static void pipeline(unsigned char *dloc, int next, int prev) {
         info.stage_unanswered);
   shmem_barrier_all();
   shoal_tl_ofi_query(&info);
+  /* as prev's target: every chunk's request taken from its write (a resend, a message, would also finish it) */
+  if (info.cq_signal)
+    CHECK(info.stage_cq_reqs >= N + 1 && !info.dropped, "%llu staged requests taken from their writes (want %u or "
+          "more), %llu messages dropped", (unsigned long long)info.stage_cq_reqs, (unsigned)N + 1,
+          (unsigned long long)info.dropped);
   if (info.stage_early) /* correct (resent), only slow: the provider's send overtook its write */
     printf("gpu_fake_far: PE %d: %llu chunk requests came before their bytes\n", me,
            (unsigned long long)info.stage_early);

@@ -180,8 +180,9 @@ static void defer(int next, int prev) {
         "memory ran (the copy gave up waiting after %lld s)", GIVE_UP_NS / 1000000000);
   /* (1b) the same with a copy whose enqueue itself (the driver's call) lasts until the next request is served: the
    * copier's thread makes that call, not the proxy's (SHOAL_GPU_COPIER; the first copy above found the events
-   * pollable, so this one goes through it) */
-  if (shoal_env.gpu_copier) {
+   * pollable, so this one goes through it). Not where it does not run: SHOAL_GPU_COPIER=0, or a proxy on one CPU
+   * (2 PEs bound to the 2 CPUs of CI's machine) */
+  if (shoal_gpu_copier_up()) {
     atomic_store(&copy_want, shoal_proxy_served() + 2);
     atomic_store(&slow_enqueue, true);
     req(SHOAL_PROXY_PUT, 0, SHOAL_PROXY_F_NBI, next, back, s, 65544, 0, 0); /* next's back: not checked */
@@ -190,6 +191,7 @@ static void defer(int next, int prev) {
     quiet();
     CHECK(!atomic_load(&enqueue_gave_up), "the proxy did not serve the next request while an nbi put's copy out of "
           "GPU memory was being enqueued (the enqueue gave up after %lld s)", GIVE_UP_NS / 1000000000);
+    if (me == 0) printf("gpu_proxy: the copier thread enqueued a copy while the proxy served the next request\n");
   }
 
   lag_out = 3;

@@ -16,9 +16,9 @@
  *   junk: messages of 1, 7, 39, 41, 64, 4096 and 65536 bytes, random or starting with a forged request;
  *   oversize: 80 messages of 41..1000 bytes (more than the 64 receive buffers a PE posts);
  *   flood: 5000 messages of 8 bytes (at most FLOOD_S seconds);
- *   senddata: 80 messages with remote CQ data (fi_senddata: no key needed) whose data names a cell of the hinted
+ *   senddata: 1100 messages with remote CQ data (fi_senddata: no key needed) whose data names a cell of the hinted
  *     heap and static buffers as put_signal's flags do (ofi.h CQS_*), with values that would change the cell; more
- *     than the 64 receive buffers a PE posts, so a target that keeps such a buffer also stalls;
+ *     than the 1024 receive buffers a PE posts, so a target that keeps such a buffer also stalls;
  *   raw: TCP connections to the port sending random bytes (not the libfabric protocol).
  * Lines: "ATTACK <class> port <p>: ok <n> err <n> timeout <n> refused <n>" ("ok" = a completion without error: for
  * read/write/atomic, memory reached; for the messages, only that the bytes were sent), and "HIT <class> port <p> key
@@ -47,6 +47,7 @@
 #define FLOOD_S 2.0   /* s: the flood's own bound */
 #define FLOOD_N 5000
 #define OVERSIZE_N 80
+#define SENDDATA_N 1100 /* more than a PE's 1024 receive buffers (runtime/transport/ofi/ofi.h NRECV) */
 #define MAXOPS 65536 /* never reused: a late completion must find its own op */
 
 /* The fallback wire format (runtime/transport_ofi.c): 40 bytes up to a4787a6, then 48 with the receiver's token
@@ -406,13 +407,13 @@ int main(int argc, char **argv) {
      * 61-40 the cell's index, 39-0 the value's low bits), naming the first 8 cells of the hinted heap and static
      * buffers, each with values up and down from anything there (the target keeps the larger): only a remote write,
      * which needs the key, may set a flag. */
-    static uint64_t sdata[OVERSIZE_N];
-    for (int i = 0; i < OVERSIZE_N; i++) {
+    static uint64_t sdata[SENDDATA_N];
+    for (int i = 0; i < SENDDATA_N; i++) {
       const uint64_t sp = i % 2 ? SPACE_STATIC : SPACE_HEAP, o = (i % 2 ? static_off : heap_off) / 8 + (i / 2) % 8;
       sdata[i] = sp << 62 | (o & ((1ull << 22) - 1)) << 40 | (rnd() & ((1ull << 40) - 1));
       fbufs[i] = jbuf[0], flens[i] = 8;
     }
-    send_class_data("senddata", port, fbufs, flens, sdata, OVERSIZE_N, CLASS_S);
+    send_class_data("senddata", port, fbufs, flens, sdata, SENDDATA_N, CLASS_S);
     port_close();
   }
   /* Raw bytes last: a provider that dies of them must not hide what the libfabric attempts did. */

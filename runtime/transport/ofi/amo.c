@@ -93,7 +93,6 @@ static shoal_status_t fb_send(txep_t *t, shoal_ofi_fb_pending_t *p, bool async, 
     if (wd || ep != shoal_ofi.ep) fi_cntr_read(t->wcntr); /* a context's own endpoint: its progress */
   }
   if (!r && wd) atomic_fetch_add_explicit(&t->w_issued, 1, memory_order_relaxed);
-  else if (!r && p->m.kind == MSG_DPUT) atomic_fetch_add_explicit(&shoal_ofi.stage_msgs, 1, memory_order_relaxed);
   if (r) {
     uint32_t waiting = 1; /* nothing sent, nothing to answer it; only a resend's look (5) may hold it a moment */
     while (!atomic_compare_exchange_weak(&w->state, &waiting, 3)) waiting = 1;

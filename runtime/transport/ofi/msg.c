@@ -97,6 +97,7 @@ void shoal_ofi_stage_req(uint64_t from, size_t off) {
     shoal_ofi_drop("a staged request of another sender", sizeof m);
     return;
   }
+  atomic_fetch_add_explicit(&shoal_ofi.stage_cq_reqs, 1, memory_order_relaxed);
   shoal_ofi_handle_msg(&m, sizeof m);
 }
 

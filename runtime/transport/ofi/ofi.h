@@ -294,6 +294,7 @@ extern struct shoal_ofi_state {
                                * its write on the same endpoint without waiting for its delivery */
   _Atomic uint64_t stage_early; /* chunk requests that came before their data (tag mismatch): left unanswered */
   _Atomic uint64_t stage_msgs;  /* staged put chunks whose request went as a message of its own (not in the write) */
+  _Atomic uint64_t stage_cq_reqs; /* staged put requests this PE read out of its slots at their writes' CQ data */
 } shoal_ofi;
 
 static inline int64_t now_ns(void) {

@@ -12,7 +12,9 @@ static void cq_signal(uint64_t d) {
     shoal_ofi_stage_req(d & CQS_VAL_MASK, off);
     return;
   }
-  if (!shoal_ofi.reg[sp].base || off + sizeof d > shoal_ofi.reg[sp].len) {
+  /* host memory only: a flag in a device heap registered with the provider (FI_HMEM) is not the CPU's to swap */
+  if (!shoal_ofi.reg[sp].base || !shoal_ofi.reg[sp].mr || shoal_ofi.reg[sp].gpu_kind ||
+      off + sizeof d > shoal_ofi.reg[sp].len) {
     shoal_ofi_drop("remote CQ data naming no flag cell", sizeof d);
     return;
   }
@@ -33,19 +35,21 @@ static void cq_signal(uint64_t d) {
  * message and the buffer posted again (ofiattack's senddata class: strangers set heap cells through it before). */
 static void rx_handle(struct fi_cq_data_entry *e, ssize_t n) {
   for (ssize_t i = 0; i < n; i++) {
-    const bool msg = e[i].flags & FI_RECV;
-    if ((e[i].flags & FI_REMOTE_CQ_DATA) && !msg) {
-      if (e[i].flags & FI_REMOTE_WRITE) cq_signal(e[i].data);
-      else shoal_ofi_drop("remote CQ data without a remote write", sizeof e[i].data);
+    const bool data = e[i].flags & FI_REMOTE_CQ_DATA;
+    if (data && (e[i].flags & FI_REMOTE_WRITE) && !(e[i].flags & FI_RECV)) {
+      cq_signal(e[i].data);
       continue;
     }
     amo_msg_t *buf = e[i].op_context, m;
-    if (buf < shoal_ofi.rxbuf || buf >= shoal_ofi.rxbuf + NRECV) continue;
+    if (buf < shoal_ofi.rxbuf || buf >= shoal_ofi.rxbuf + NRECV) {
+      if (data) shoal_ofi_drop("remote CQ data without a remote write", sizeof e[i].data);
+      continue;
+    }
     m = *buf;
     memset(buf, 0, sizeof *buf);
     ssize_t r = shoal_ofi_post_recv(buf);
     if (r) shoal_ofi_fail("fi_recv", r);
-    if (e[i].flags & FI_REMOTE_CQ_DATA) /* no job's PE sends data with a message */
+    if (data) /* no job's PE sends data with a message */
       shoal_ofi_drop("a message carrying remote CQ data", e[i].len);
     else
       shoal_ofi_handle_msg(&m, e[i].len);

@@ -198,6 +198,7 @@ static shoal_status_t stage_send(txep_t *t, struct stage_fly *f) {
     shoal_ofi_fb_unclaim(&f->p);
     return rc;
   }
+  atomic_fetch_add_explicit(&shoal_ofi.stage_msgs, 1, memory_order_relaxed);
   return shoal_ofi_fb_post(t, &f->p, shoal_ofi.stage_saw ? t->ep : shoal_ofi.ep); /* frees the claim on failure */
 }
 
@@ -222,7 +223,7 @@ static shoal_status_t stage_post(txep_t *t, unsigned need) {
     struct stage_fly *f =
       &shoal_ofi.stage_q[(shoal_ofi.stage_head + shoal_ofi.stage_n - shoal_ofi.stage_unposted) % STAGE_INFLIGHT];
     bool done = true;
-    if (all && f->copy >= 0) shoal_comm_dev_memcpy_release(f->copy), f->copy = -1;
+    if (all && f->copy >= 0) f->copy = shoal_comm_dev_memcpy_release(f->copy) ? COPY_FAILED : -1;
     shoal_status_t r = f->copy == COPY_FAILED ? SHOAL_ERR
                        : f->copy >= 0     ? shoal_comm_dev_memcpy_done(f->copy, &done)
                                           : SHOAL_OK;
