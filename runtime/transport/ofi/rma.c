@@ -172,7 +172,7 @@ static shoal_status_t stage_read(txep_t *t, char *bounce, size_t n, int pe) {
 /* Send chunk f, its bytes in the bounce: its tag after them, the write of both to the same place of this PE's slot
  * at its target, then its MSG_DPUT (from t's endpoint right behind the write where the provider orders a send after a
  * write, else from the main one once the write is delivered). With f->wd (put_signal's remote CQ data works here,
- * stage_wd) the request itself follows the tag, and one fi_writedata carries all three, its CQ data naming the
+ * cq_signal) the request itself follows the tag, and one fi_writedata carries all three, its CQ data naming the
  * request's place (ofi.h CQS_*): one send a chunk, where the request as a message of its own was a second send here
  * and a second receive and handling at the target. (A resend still goes as a message: its target finds the tag.)
  * On failure its claim is given up (f reads answered). */
