@@ -276,6 +276,7 @@ typedef struct shoal_tl_ofi_info {
   uint64_t stage_msgs;       /* staged put chunks whose request this PE sent as a message of its own, not in the
                               * chunk's write (no remote CQ data, or the provider's message too short) */
   uint64_t stage_cq_reqs;    /* staged put requests this PE (as the target) took from their chunks' writes */
+  uint64_t answers_joined;   /* answers to staged puts this PE (as the target) sent several to a message */
   bool saw;    /* a fallback AMO after a fence over puts is sent behind them: no quiet, no counter read */
   bool bounce; /* a blocking put of inject_size+1 to 8 KiB (a collective's put with signal: 32 KiB) is copied and
                 * returns without waiting for its write */

@@ -63,29 +63,39 @@ typedef struct {
 } copy_pool_t;
 static copy_pool_t CP, CO;
 
-/* The copier (SHOAL_GPU_COPIER): CO's copies enqueued, and their events asked, by a thread of their own, so that the
- * thread that starts them (the device proxy's, whose deferred nbi puts are the only callers of
- * shoal_comm_dev_memcpy_start) makes no driver call for them. Measured on an H100 (session 29's profile): per 64 KiB
- * chunk the proxy spent 3.9 us enqueuing the copy and 1.4 us per event query, beside a chunk's write of 15-20 us, and
- * the proxy's thread was what set the pace. Slots are CO's events: the starter takes a free one (used, under mu),
- * fills job[k], sets st[k] QUEUED and appends k to ring; the copier enqueues the copy and records ev[k] (ENQUEUED),
- * then asks the oldest until done (DONE or FAILED: copies of one stream end in order, so the states change in
- * order, a failure found at once aside: release reports it); done or release frees the slot. The copier spins while
- * it has work, and for a while after, then sleeps on cv until a start wakes it. */
+/* The copier (SHOAL_GPU_COPIER): staged copies enqueued, and their events asked, by a thread of their own, so that
+ * the threads that start them make no driver call for them: the device proxy's (its deferred nbi puts' copies out of
+ * GPU memory, shoal_comm_dev_memcpy_start) and the transport's progress (a far PE's chunk into the heap,
+ * shoal_comm_dev_copy_start). Measured on an H100 (session 29's profile): per 64 KiB chunk the proxy spent 3.9 us
+ * enqueuing the copy and 1.4 us per event query, beside a chunk's write of 15-20 us, and the proxy's thread was what
+ * set the pace; the target's progress spent 4.2 us per chunk enqueuing its copy (session 31). Slots are a lane's
+ * events: the starter takes a free one (used, under mu), fills job[k], sets st[k] QUEUED and appends k to ring; the
+ * copier enqueues the copy and records ev[k] (ENQUEUED), then asks the oldest until done (DONE or FAILED: copies of
+ * one stream end in order, so the states change in order, a failure found at once aside: release reports it); done
+ * or release frees the slot. The copier spins while it has work, and for a while after, then sleeps on cv until a
+ * start wakes it. */
 enum { CY_FREE, CY_QUEUED, CY_ENQUEUED, CY_DONE, CY_FAILED };
+/* Lanes: OUT the proxy's copies out of GPU memory (on CO.stream), IN the target's copies of staged chunks into the
+ * heap (shoal_comm_dev_copy_start, on in_stream): the copy engines run the two directions at once, and each lane's
+ * copies end in order. */
+enum { CY_OUT, CY_IN, CY_LANES };
 #define CY_IDLE_NS 2000000L /* the copier sleeps after this long without work (waking costs the next chunk) */
-static struct {
-  pthread_mutex_t mu; /* used, ring's tail, sleeping's handshake with cv */
-  pthread_cond_t cv;
-  pthread_t th;
-  int up;             /* 1 running, -1 could not start (copies go as before), 0 not yet */
-  uint32_t used;      /* slot k taken (started, not yet found done or released) */
+typedef struct {
+  uint32_t used;      /* slot k taken (started, not yet found done or released); under CY.mu */
   struct { void *dst; const void *src; size_t n; } job[COPY_EVENTS];
-  void *ev[COPY_EVENTS]; /* the copier's own events (CO's stay with copies started before it, or without it) */
+  void *ev[COPY_EVENTS]; /* the copier's own events (CO's and CP's stay with copies started before it, or without it) */
   _Atomic int st[COPY_EVENTS];
   int ring[COPY_EVENTS];
   _Atomic unsigned tail; /* slots appended to ring, ever */
   unsigned head;         /* the copier's: taken from ring */
+} cy_lane_t;
+static struct {
+  pthread_mutex_t mu; /* lanes' used, rings' tails, sleeping's handshake with cv */
+  pthread_cond_t cv;
+  pthread_t th;
+  int up;             /* 1 running, -1 could not start (copies go as before), 0 not yet */
+  cy_lane_t l[CY_LANES];
+  void *_Atomic in_stream; /* IN's stream, made under G.lock by the first copy that takes the lane */
   _Atomic bool sleeping, stop;
 } CY = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
@@ -227,6 +237,8 @@ static void local_release(void) {
     if (CO.ev[k]) shoal_gpu_ops.event_destroy(CO.ev[k]);
   }
   if (CO.stream) shoal_gpu_ops.stream_destroy(CO.stream);
+  void *in = atomic_exchange(&CY.in_stream, NULL); /* after copier_stop: nothing is enqueued on it any more */
+  if (in) shoal_gpu_ops.stream_destroy(in);
   memset(&CP, 0, sizeof CP);
   memset(&CO, 0, sizeof CO);
   pthread_mutex_unlock(&G.lock);
@@ -590,16 +602,36 @@ static shoal_status_t pool_done(copy_pool_t *c, void *stream, int slot, bool *do
   return rc;
 }
 
+static bool copier_take(int lane, void *dst, const void *src, size_t n, int *slot);
+static shoal_status_t copier_done(int lane, int k, bool *done);
 shoal_status_t shoal_comm_dev_copy_start(size_t off, const void *host, size_t n, int *slot) {
   *slot = -1;
   if (!G.ready || off > G.size || n > G.size - off || !host) return SHOAL_ERR_INVAL;
+  /* Through the copier's IN lane once CP's events are known to answer queries (the first copy asks): the
+   * transport's progress thread then makes no driver call per chunk (session 31's profile: 4.2 us to enqueue 64 KiB
+   * beside a host put's 15). */
+  if (shoal_env.gpu_copier && __atomic_load_n(&CP.ok, __ATOMIC_ACQUIRE) > 0) {
+    if (!atomic_load(&CY.in_stream)) {
+      void *st = NULL;
+      pthread_mutex_lock(&G.lock);
+      if (!atomic_load(&CY.in_stream) && !shoal_gpu_ops.set_device(G.dev) && !shoal_gpu_ops.stream_create(&st))
+        atomic_store(&CY.in_stream, st);
+      pthread_mutex_unlock(&G.lock);
+    }
+    if (atomic_load(&CY.in_stream) && copier_take(CY_IN, G.base + off, host, n, slot))
+      return *slot += COPY_EVENTS, SHOAL_OK; /* the copier's slots: COPY_EVENTS up */
+    if (CY.up > 0) return shoal_comm_dev_copy(off, (void *)host, n, true); /* every slot taken: waited for here */
+  }
   pthread_mutex_lock(&G.lock);
   shoal_status_t rc = pool_copy(&CP, G.stream, G.base + off, host, n, slot);
   pthread_mutex_unlock(&G.lock);
   return rc;
 }
 
-shoal_status_t shoal_comm_dev_copy_done(int slot, bool *done) { return pool_done(&CP, G.stream, slot, done); }
+shoal_status_t shoal_comm_dev_copy_done(int slot, bool *done) {
+  if (slot >= COPY_EVENTS && slot < 2 * COPY_EVENTS) return copier_done(CY_IN, slot - COPY_EVENTS, done);
+  return pool_done(&CP, G.stream, slot, done);
+}
 
 static int64_t cy_now(void) {
   struct timespec t;
@@ -608,56 +640,63 @@ static int64_t cy_now(void) {
 }
 
 /* The copier's thread (above). */
+static void *lane_stream(int lane) { return lane == CY_OUT ? CO.stream : atomic_load(&CY.in_stream); }
 static void *copier_main(void *arg) {
   (void)arg;
-  int fly[COPY_EVENTS], fh = 0, fn = 0; /* slots enqueued on CO.stream, oldest at fh */
+  int fly[CY_LANES][COPY_EVENTS], fh[CY_LANES] = {0}, fn[CY_LANES] = {0}; /* slots enqueued per lane, oldest at fh */
   int64_t idle = cy_now();
   bool dev = false;
   unsigned spins = 0;
-  while (!atomic_load_explicit(&CY.stop, memory_order_acquire) || fn) {
+  while (!atomic_load_explicit(&CY.stop, memory_order_acquire) || fn[CY_OUT] || fn[CY_IN]) {
     bool work = false;
-    while (CY.head != atomic_load_explicit(&CY.tail, memory_order_acquire)) {
-      const int k = CY.ring[CY.head++ % COPY_EVENTS];
-      /* not under G.lock: its events and CO.stream are the copier's alone (the first copy, CO's own, was enqueued
-       * before it started), the device is set per thread, and the heap goes only after copier_stop's join; so
-       * the target's copies and the AMOs on the heap, which take G.lock, never wait behind these calls */
-      shoal_status_t rc = dev ? SHOAL_OK : shoal_gpu_ops.set_device(G.dev);
-      dev = !rc;
-      if (!rc && !CY.ev[k] && shoal_gpu_ops.event_create(&CY.ev[k])) CY.ev[k] = NULL, rc = SHOAL_ERR;
-      bool queued = false;
-      if (!rc) rc = shoal_gpu_ops.memcpy(CY.job[k].dst, CY.job[k].src, CY.job[k].n, CO.stream), queued = !rc;
-      if (!rc) rc = shoal_gpu_ops.event_record(CY.ev[k], CO.stream);
-      if (rc && queued) shoal_gpu_ops.stream_sync(CO.stream); /* no event behind it: its bytes must not land later */
-      if (rc) {
-        atomic_store_explicit(&CY.st[k], CY_FAILED, memory_order_release);
-      } else {
-        atomic_store_explicit(&CY.st[k], CY_ENQUEUED, memory_order_release);
-        fly[(fh + fn++) % COPY_EVENTS] = k;
+    for (int lane = 0; lane < CY_LANES; lane++) {
+      cy_lane_t *L = &CY.l[lane];
+      void *stream = lane_stream(lane);
+      while (L->head != atomic_load_explicit(&L->tail, memory_order_acquire)) {
+        const int k = L->ring[L->head++ % COPY_EVENTS];
+        /* not under G.lock: its events and the lanes' streams are the copier's alone (the first copy out, CO's own,
+         * was enqueued before it started), the device is set per thread, and the heap goes only after copier_stop's
+         * join; so the AMOs on the heap, which take G.lock, never wait behind these calls */
+        shoal_status_t rc = dev ? SHOAL_OK : shoal_gpu_ops.set_device(G.dev);
+        dev = !rc;
+        if (!rc && !L->ev[k] && shoal_gpu_ops.event_create(&L->ev[k])) L->ev[k] = NULL, rc = SHOAL_ERR;
+        bool queued = false;
+        if (!rc) rc = shoal_gpu_ops.memcpy(L->job[k].dst, L->job[k].src, L->job[k].n, stream), queued = !rc;
+        if (!rc) rc = shoal_gpu_ops.event_record(L->ev[k], stream);
+        if (rc && queued) shoal_gpu_ops.stream_sync(stream); /* no event behind it: its bytes must not land later */
+        if (rc) {
+          atomic_store_explicit(&L->st[k], CY_FAILED, memory_order_release);
+        } else {
+          atomic_store_explicit(&L->st[k], CY_ENQUEUED, memory_order_release);
+          fly[lane][(fh[lane] + fn[lane]++) % COPY_EVENTS] = k;
+        }
+        work = true;
       }
-      work = true;
-    }
-    while (fn) {
-      const int k = fly[fh];
-      int d = 0;
-      shoal_status_t rc = shoal_gpu_ops.event_query(CY.ev[k], &d);
-      if (rc) shoal_gpu_ops.stream_sync(CO.stream); /* nothing of it is read: the bytes must not land later */
-      if (!rc && !d) break;
-      atomic_store_explicit(&CY.st[k], rc ? CY_FAILED : CY_DONE, memory_order_release);
-      fh = (fh + 1) % COPY_EVENTS, fn--;
-      work = true;
+      while (fn[lane]) {
+        const int k = fly[lane][fh[lane]];
+        int d = 0;
+        shoal_status_t rc = shoal_gpu_ops.event_query(L->ev[k], &d);
+        if (rc) shoal_gpu_ops.stream_sync(stream); /* nothing of it is read: the bytes must not land later */
+        if (!rc && !d) break;
+        atomic_store_explicit(&L->st[k], rc ? CY_FAILED : CY_DONE, memory_order_release);
+        fh[lane] = (fh[lane] + 1) % COPY_EVENTS, fn[lane]--;
+        work = true;
+      }
     }
     if (work) {
       idle = cy_now(), spins = 0;
       continue;
     }
-    if (fn || cy_now() - idle < CY_IDLE_NS) { /* a copy runs, or one may come: as the proxy's own waits spin */
+    if (fn[CY_OUT] || fn[CY_IN] || cy_now() - idle < CY_IDLE_NS) { /* a copy runs, or one may come: spin */
       if (++spins % 64 == 0) sched_yield();
       else SHOAL_CPU_RELAX();
       continue;
     }
     pthread_mutex_lock(&CY.mu);
     atomic_store(&CY.sleeping, true);
-    while (CY.head == atomic_load(&CY.tail) && !atomic_load(&CY.stop)) pthread_cond_wait(&CY.cv, &CY.mu);
+    while (CY.l[CY_OUT].head == atomic_load(&CY.l[CY_OUT].tail) && CY.l[CY_IN].head == atomic_load(&CY.l[CY_IN].tail) &&
+           !atomic_load(&CY.stop))
+      pthread_cond_wait(&CY.cv, &CY.mu);
     atomic_store(&CY.sleeping, false);
     pthread_mutex_unlock(&CY.mu);
     idle = cy_now();
@@ -665,14 +704,15 @@ static void *copier_main(void *arg) {
   return NULL;
 }
 
-/* Started by the first copy that may use it, from the thread that starts copies (the proxy's, which runs on the CPUs
- * no PE is bound to: the copier inherits them), where that thread may run on two CPUs or more: on one, a second
- * thread that spins while copies run would take the proxy's own time. Under CY.mu. */
+/* Started by the first copy that may use it, from the thread that starts copies (the proxy's or the transport's
+ * progress thread, which run on the CPUs no PE is bound to: the copier inherits them), where that thread may run on
+ * two CPUs or more: on one, a second thread that spins while copies run would take that thread's own time. Under
+ * CY.mu. */
 static void copier_start(void) {
   cpu_set_t cpus;
   if (!pthread_getaffinity_np(pthread_self(), sizeof cpus, &cpus) && CPU_COUNT(&cpus) < 2) {
     CY.up = -1;
-    SHOAL_DEBUG(SHOAL_SUB_GPU, "the proxy has one CPU: it enqueues its copies itself (no copier thread)");
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "one CPU: the proxy and the transport enqueue their copies themselves (no copier)");
     return;
   }
   sigset_t all, old;
@@ -681,7 +721,7 @@ static void copier_start(void) {
   atomic_store(&CY.stop, false);
   CY.up = pthread_create(&CY.th, NULL, copier_main, NULL) ? -1 : 1;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (CY.up < 0) SHOAL_DEBUG(SHOAL_SUB_GPU, "the copier thread did not start: the proxy enqueues its copies itself");
+  if (CY.up < 0) SHOAL_DEBUG(SHOAL_SUB_GPU, "the copier thread did not start: copies are enqueued by their starters");
 }
 
 void shoal_gpu_copier_prepare(void) {
@@ -704,26 +744,32 @@ static void copier_stop(void) {
   pthread_cond_signal(&CY.cv);
   pthread_mutex_unlock(&CY.mu);
   if (up) pthread_join(CY.th, NULL);
-  for (int k = 0; k < COPY_EVENTS; k++)
-    if (CY.ev[k]) shoal_gpu_ops.event_destroy(CY.ev[k]), CY.ev[k] = NULL;
-  CY.up = 0, CY.used = 0, CY.head = 0;
-  atomic_store(&CY.tail, 0);
-  for (int k = 0; k < COPY_EVENTS; k++) atomic_store(&CY.st[k], CY_FREE);
+  for (int lane = 0; lane < CY_LANES; lane++) {
+    cy_lane_t *L = &CY.l[lane];
+    for (int k = 0; k < COPY_EVENTS; k++) {
+      if (L->ev[k]) shoal_gpu_ops.event_destroy(L->ev[k]), L->ev[k] = NULL;
+      atomic_store(&L->st[k], CY_FREE);
+    }
+    L->used = 0, L->head = 0;
+    atomic_store(&L->tail, 0);
+  }
+  CY.up = 0;
 }
 
-/* dst <- src through the copier: *slot k, or -1 where it cannot take it (not running, every slot taken: the caller
- * copies as before). */
-static bool copier_take(void *dst, const void *src, size_t n, int *slot) {
+/* dst <- src through the copier's lane: *slot k, or -1 where it cannot take it (not running, every slot taken: the
+ * caller copies as before). */
+static bool copier_take(int lane, void *dst, const void *src, size_t n, int *slot) {
+  cy_lane_t *L = &CY.l[lane];
   pthread_mutex_lock(&CY.mu);
   if (!CY.up) copier_start();
-  int k = CY.up > 0 && CY.used != UINT32_MAX ? __builtin_ctz(~CY.used) : -1;
+  int k = CY.up > 0 && L->used != UINT32_MAX ? __builtin_ctz(~L->used) : -1;
   if (k >= 0) {
-    CY.used |= 1u << k;
-    CY.job[k].dst = dst, CY.job[k].src = src, CY.job[k].n = n;
-    atomic_store_explicit(&CY.st[k], CY_QUEUED, memory_order_relaxed);
-    const unsigned t = atomic_load_explicit(&CY.tail, memory_order_relaxed);
-    CY.ring[t % COPY_EVENTS] = k;
-    atomic_store(&CY.tail, t + 1); /* seq_cst, then sleeping: the copier sets sleeping, then looks at tail */
+    L->used |= 1u << k;
+    L->job[k].dst = dst, L->job[k].src = src, L->job[k].n = n;
+    atomic_store_explicit(&L->st[k], CY_QUEUED, memory_order_relaxed);
+    const unsigned t = atomic_load_explicit(&L->tail, memory_order_relaxed);
+    L->ring[t % COPY_EVENTS] = k;
+    atomic_store(&L->tail, t + 1); /* seq_cst, then sleeping: the copier sets sleeping, then looks at tail */
     if (atomic_load(&CY.sleeping)) pthread_cond_signal(&CY.cv);
   }
   pthread_mutex_unlock(&CY.mu);
@@ -731,10 +777,19 @@ static bool copier_take(void *dst, const void *src, size_t n, int *slot) {
   return k >= 0;
 }
 
-static void copier_free(int slot) {
+static void copier_free(int lane, int slot) {
   pthread_mutex_lock(&CY.mu);
-  CY.used &= ~(1u << slot);
+  CY.l[lane].used &= ~(1u << slot);
   pthread_mutex_unlock(&CY.mu);
+}
+
+/* A copier slot's state once its copy may be done (a load, no driver call): DONE or FAILED frees the slot. */
+static shoal_status_t copier_done(int lane, int k, bool *done) {
+  const int s = atomic_load_explicit(&CY.l[lane].st[k], memory_order_acquire);
+  *done = s == CY_DONE || s == CY_FAILED || s == CY_FREE; /* FREE: the copier was stopped (the heap is gone) */
+  if (s == CY_DONE || s == CY_FAILED)
+    atomic_store_explicit(&CY.l[lane].st[k], CY_FREE, memory_order_relaxed), copier_free(lane, k);
+  return s == CY_DONE ? SHOAL_OK : s == CY_FREE ? SHOAL_ERR_INVAL : s == CY_FAILED ? SHOAL_ERR : SHOAL_OK;
 }
 
 /* The requester's copy out of its GPU memory into host memory, enqueued (comm.h). Host to host is the CPU's memcpy,
@@ -747,7 +802,7 @@ shoal_status_t shoal_comm_dev_memcpy_start(void *dst, const void *src, size_t n,
   if (!shoal_env.gpu_stage_async || __atomic_load_n(&CO.ok, __ATOMIC_RELAXED) < 0) /* waited for: not under G.lock */
     return shoal_comm_dev_memcpy(dst, src, n);
   if (shoal_env.gpu_copier && __atomic_load_n(&CO.ok, __ATOMIC_ACQUIRE) > 0 && CO.stream) {
-    if (copier_take(dst, src, n, slot)) return *slot += COPY_EVENTS, SHOAL_OK; /* the copier's slots: COPY_EVENTS up */
+    if (copier_take(CY_OUT, dst, src, n, slot)) return *slot += COPY_EVENTS, SHOAL_OK; /* the copier's slots: COPY_EVENTS up */
     /* every slot taken: waited for here, not enqueued behind the copier's (a copy started later must not end before
      * one started earlier: the caller takes the newest one's end for all of them) */
     if (CY.up > 0) return shoal_comm_dev_memcpy(dst, src, n);
@@ -762,19 +817,14 @@ shoal_status_t shoal_comm_dev_memcpy_start(void *dst, const void *src, size_t n,
 }
 
 shoal_status_t shoal_comm_dev_memcpy_done(int slot, bool *done) {
-  if (slot >= COPY_EVENTS && slot < 2 * COPY_EVENTS) { /* the copier's: a load, no driver call */
-    const int k = slot - COPY_EVENTS, s = atomic_load_explicit(&CY.st[k], memory_order_acquire);
-    *done = s == CY_DONE || s == CY_FAILED || s == CY_FREE; /* FREE: the copier was stopped (the heap is gone) */
-    if (s == CY_DONE || s == CY_FAILED) atomic_store_explicit(&CY.st[k], CY_FREE, memory_order_relaxed), copier_free(k);
-    return s == CY_DONE ? SHOAL_OK : s == CY_FREE ? SHOAL_ERR_INVAL : s == CY_FAILED ? SHOAL_ERR : SHOAL_OK;
-  }
+  if (slot >= COPY_EVENTS && slot < 2 * COPY_EVENTS) return copier_done(CY_OUT, slot - COPY_EVENTS, done);
   return pool_done(&CO, CO.stream, slot, done);
 }
 
 shoal_status_t shoal_comm_dev_memcpy_release(int slot) {
   if (slot >= COPY_EVENTS && slot < 2 * COPY_EVENTS) { /* a later copy was found done: so is this one, or it failed */
-    const int s = atomic_exchange_explicit(&CY.st[slot - COPY_EVENTS], CY_FREE, memory_order_acquire);
-    copier_free(slot - COPY_EVENTS);
+    const int s = atomic_exchange_explicit(&CY.l[CY_OUT].st[slot - COPY_EVENTS], CY_FREE, memory_order_acquire);
+    copier_free(CY_OUT, slot - COPY_EVENTS);
     return s == CY_FAILED ? SHOAL_ERR : SHOAL_OK;
   }
   if (slot < 0 || slot >= COPY_EVENTS) return SHOAL_OK;

@@ -13,7 +13,8 @@
  * -dc: each request after its write's delivery; -twomsg: put_signal's CQ data off, each request right behind its
  * write. Mode
  * copy-async (3 PEs): a target's copy into its device heap ends only once the target has answered another PE (the
- * fake's copies end later, as a GPU's do), so it must go on serving others meanwhile (copy_async() below). */
+ * fake's copies end later, as a GPU's do), so it must go on serving others meanwhile (copy_async() below). Mode
+ * copy-enqueue (3 PEs): the same where the backend's call that enqueues the copy is what waits (copy_enqueue()). */
 #include "gpu_fake_backend.h"
 #include "comm.h"
 #include "shoal_config.h"
@@ -129,13 +130,25 @@ static bool slow_copies;
 static long x, copy_started, copy_done; /* symmetric: PE 2 reads copy_started, PE 0 copy_done, on PE 1 */
 static _Atomic int64_t copy_since;        /* when the slow copy began; 0: none pending */
 static _Atomic bool copy_gave_up;
+static bool slow_enqueue;
+static long cy_up; /* symmetric: PE 1's copier runs */
 static shoal_status_t s_memcpy(void *d, const void *s, size_t n, void *st) {
   int on = 0;
   f_ptr_device(d, &on);
+  if (slow_enqueue && on) { /* copy-enqueue: the call itself returns only once PE 2's fetch_add has come */
+    slow_enqueue = false;
+    const int64_t t0 = mono_ns();
+    __atomic_store_n(&copy_started, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&x, __ATOMIC_SEQ_CST) && mono_ns() - t0 < COPY_GIVE_UP_NS) sched_yield();
+    if (!__atomic_load_n(&x, __ATOMIC_SEQ_CST)) atomic_store(&copy_gave_up, true);
+    shoal_status_t r = f_memcpy(d, s, n, st);
+    __atomic_store_n(&copy_done, 1, __ATOMIC_SEQ_CST);
+    return r;
+  }
   shoal_status_t r = f_memcpy(d, s, n, st);
   if (slow_copies && on) {
     atomic_store(&copy_since, mono_ns());
-    __atomic_store_n(&copy_started, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&copy_started, 1, __ATOMIC_SEQ_CST);
   }
   return r;
 }
@@ -189,7 +202,93 @@ static void copy_async(unsigned char *buf) {
           "gave up waiting for it after %lld s)", COPY_GIVE_UP_NS / 1000000000);
     CHECK(bad_at(buf, 65536, 0, 7) == 65536, "PE 0's put: byte %zu", bad_at(buf, 65536, 0, 7));
     CHECK(x == 1, "x %ld", x);
+  }
+  shmem_barrier_all();
+  /* Copies found done together are answered together (MSG_REPN): PE 0 puts JOIN chunks, whose copies all end once
+   * PE 2's fetch_add has come after they all began; the answers went fewer to a message than one each. Two rounds:
+   * the copier's thread marks them done one by one, and the target may look between two. */
+  enum { JOIN = 4 };
+  unsigned char *hj = malloc((size_t)JOIN * 65536);
+  CHECK(hj != NULL, "allocation");
+  uint64_t joined0 = 0;
+  if (me == 1) {
+    shoal_tl_ofi_info_t info;
+    shoal_tl_ofi_query(&info);
+    joined0 = info.answers_joined;
+  }
+  for (unsigned round = 0; round < 2; round++) {
+    if (me == 1) x = 0, copy_started = 0, copy_done = 0;
+    shmem_barrier_all();
+    if (me == 0 && hj) {
+      for (unsigned c = 0; c < JOIN; c++) {
+        fill(hj + (size_t)c * 65536, 65536, 0, 20 + round * JOIN + c);
+        shmem_putmem_nbi(buf + (size_t)c * 65536, hj + (size_t)c * 65536, 65536, 1);
+      }
+      shmem_quiet();
+    } else if (me == 2) {
+      while (shmem_long_atomic_fetch(&copy_started, 1) < JOIN) sched_yield();
+      CHECK(shmem_long_atomic_fetch_add(&x, 1, 1) == 0, "fetch_add's old value (round %u)", round);
+    }
+    shmem_barrier_all();
+    if (me == 1)
+      for (unsigned c = 0; c < JOIN; c++)
+        CHECK(bad_at(buf + (size_t)c * 65536, 65536, 0, 20 + round * JOIN + c) == 65536, "round %u, put %u: byte %zu",
+              round, c, bad_at(buf + (size_t)c * 65536, 65536, 0, 20 + round * JOIN + c));
+  }
+  if (me == 1) {
+    shoal_tl_ofi_info_t info;
+    shoal_tl_ofi_query(&info);
+    CHECK(!atomic_load(&copy_gave_up), "a copy gave up waiting for PE 2's fetch_add");
+    CHECK(info.answers_joined - joined0 >= 2, "%llu of %u answers went several to a message (want 2 or more)",
+          (unsigned long long)(info.answers_joined - joined0), 2 * JOIN);
     slow_copies = false;
+  }
+  shmem_barrier_all();
+  free(h), free(hj);
+}
+
+/* copy-enqueue: as copy-async, but the backend's call that enqueues PE 1's copy into its device heap is what waits
+ * for PE 2's fetch_add (a driver call that blocks, as cudaMemcpyAsync may behind the driver's lock). A target whose
+ * transport thread enqueues its copies itself (under the lock that orders requests) serves nothing meanwhile and
+ * fails after COPY_GIVE_UP_NS; through the copier's thread (SHOAL_GPU_COPIER) it answers PE 2 at once. Where PE 1's
+ * copier cannot run (one CPU) the check is skipped with a line. */
+static void copy_enqueue(unsigned char *buf) {
+  unsigned char *h = malloc(65536);
+  CHECK(h != NULL, "allocation");
+  if (!h) return;
+  if (me == 0) /* two puts: the first finds out whether the heap's events can be asked, the second takes the copier */
+    for (unsigned r = 0; r < 2; r++) {
+      fill(h, 65536, 0, 3 + r);
+      shmem_putmem(buf, h, 65536, 1);
+      shmem_quiet();
+    }
+  shmem_barrier_all();
+  if (me == 1) {
+    CHECK(bad_at(buf, 65536, 0, 4) == 65536, "PE 0's second put: byte %zu", bad_at(buf, 65536, 0, 4));
+    cy_up = shoal_gpu_copier_up();
+    slow_enqueue = cy_up;
+  }
+  shmem_barrier_all();
+  if (!shmem_long_g(&cy_up, 1)) {
+    if (me == 1) printf("gpu_fake_far: PE 1's copier does not run (one CPU): copy-enqueue not checked\n");
+    free(h);
+    return;
+  }
+  if (me == 0) {
+    fill(h, 65536, 0, 8);
+    shmem_putmem(buf, h, 65536, 1);
+    shmem_quiet();
+    CHECK(shmem_long_atomic_fetch(&copy_done, 1) == 1, "the put's quiet returned before the target's copy was made");
+  } else if (me == 2) {
+    while (shmem_long_atomic_fetch(&copy_started, 1) == 0) sched_yield();
+    CHECK(shmem_long_atomic_fetch_add(&x, 1, 1) == 0, "fetch_add's old value");
+  }
+  shmem_barrier_all();
+  if (me == 1) {
+    CHECK(!atomic_load(&copy_gave_up), "PE 1 did not answer PE 2's fetch_add while its device copy was being "
+          "enqueued (the call gave up waiting after %lld s)", COPY_GIVE_UP_NS / 1000000000);
+    CHECK(bad_at(buf, 65536, 0, 8) == 65536, "PE 0's put: byte %zu", bad_at(buf, 65536, 0, 8));
+    CHECK(x == 1, "x %ld", x);
   }
   shmem_barrier_all();
   free(h);
@@ -311,6 +410,12 @@ int main(int argc, char **argv) {
   CHECK(recv && dsrc && dloc && flags && cnt64 && obj64 && obj32 && ints && host && back, "allocations");
   CHECK(shoal_gpu_heap_owns(recv) && shoal_gpu_heap_owns(flags), "device heap");
 
+  if (!strcmp(mode, "copy-enqueue")) {
+    CHECK(npes == 3 && k == 1, "copy-enqueue wants 3 PEs, each its own node (has %d, SHOAL_NODE_PES=%ld)", npes, k);
+    if (npes == 3 && k == 1) copy_enqueue(recv);
+    shmem_finalize();
+    return fails ? 1 : 0;
+  }
   if (!strcmp(mode, "copy-async")) {
     CHECK(npes == 3 && k == 1, "copy-async wants 3 PEs, each its own node (has %d, SHOAL_NODE_PES=%ld)", npes, k);
     if (npes == 3 && k == 1) copy_async(recv);

@@ -585,6 +585,7 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .stage_early = atomic_load(&shoal_ofi.stage_early),
                                .stage_msgs = atomic_load(&shoal_ofi.stage_msgs),
                                .stage_cq_reqs = atomic_load(&shoal_ofi.stage_cq_reqs),
+                               .answers_joined = atomic_load(&shoal_ofi.answers_joined),
                                .saw = shoal_ofi.saw,
                                .bounce = shoal_ofi.bounce_ok};
   pthread_mutex_lock(&shoal_ofi.stage_mu);

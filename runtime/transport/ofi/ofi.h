@@ -119,7 +119,10 @@ static const struct { enum fi_datatype dt; unsigned char size, cls; const char *
 /* The fallback's wire format: a request (kind REQ) and its answer (kind REP, operand = old value, op = status).
  * token: the receiver's secret (each PE draws one at init and tells only the job's PEs, through the bootstrap): a
  * message whose token, length or fields are wrong is dropped and counted before anything is read or written. */
-enum { MSG_REQ = 1, MSG_REP = 2, MSG_DPUT = 3, MSG_DGET = 4 };
+enum { MSG_REQ = 1, MSG_REP = 2, MSG_DPUT = 3, MSG_DGET = 4, MSG_REPN = 5 };
+/* MSG_REPN: size (2 to REPN_MAX) answers of status op to one requester, none with a value (staged puts' copies found
+ * done together: msg.c shoal_ofi_copies_reap), their ids in id, off, operand, compare. */
+#define REPN_MAX 4
 /* A blocking put of inject_size < n <= BOUNCE_PUT_MAX bytes is copied into its endpoint's bounce arena and returns
  * at once, as UCX's buffered copy does, rather than wait for the write's local completion (a progress round on tcp:
  * PRK transpose 2 PEs 47 us at 256 B against 41 at 128, issue 29). So is a put_signal's data (rma.c), which the
@@ -295,6 +298,7 @@ extern struct shoal_ofi_state {
   _Atomic uint64_t stage_early; /* chunk requests that came before their data (tag mismatch): left unanswered */
   _Atomic uint64_t stage_msgs;  /* staged put chunks whose request went as a message of its own (not in the write) */
   _Atomic uint64_t stage_cq_reqs; /* staged put requests this PE read out of its slots at their writes' CQ data */
+  _Atomic uint64_t answers_joined; /* staged puts' answers sent in MSG_REPN messages */
 } shoal_ofi;
 
 static inline int64_t now_ns(void) {
