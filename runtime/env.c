@@ -84,9 +84,10 @@ static const env_var_t env_table[] = {
    "progress going on meanwhile; the device proxy's nbi puts enqueue their copy out of GPU memory and send each chunk "
    "once it is done, serving the next requests meanwhile (0: both copies waited for, as before 2026-12-06)"},
   {"SHOAL_GPU_COPIER", ENV_BOOL, "1", F(gpu_copier), "0/1/yes/no/true/false/on/off",
-   "the device proxy's copies out of GPU memory (its nbi puts to far PEs' device heaps) enqueued and asked after by "
-   "a thread of this PE's own, so that the proxy makes no GPU driver call per chunk (0: the proxy does both, as "
-   "before 2026-12-06)"},
+   "staged copies to and from far PEs' device heaps (the device proxy's out of GPU memory, the transport's of far "
+   "PEs' chunks into this PE's heap) enqueued and asked after by a thread of this PE's own, so that neither the "
+   "proxy nor the transport's progress makes a GPU driver call per chunk (0: each does both itself, as before "
+   "2026-12-06)"},
   {"SHOAL_PROXY_QUEUE_ENTRIES", ENV_LONG, "1024", F(proxy_queue_entries), "a power of two from 8 to 1048576",
    "entries (64 bytes each) of a PE's queue of device-initiated operations on PEs of other nodes, served by its "
    "host proxy thread; a kernel posting into a full queue waits for the proxy (docs/gpu.md, \"The proxy\")"},

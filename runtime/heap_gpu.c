@@ -93,9 +93,10 @@ static struct {
   pthread_mutex_t mu; /* lanes' used, rings' tails, sleeping's handshake with cv */
   pthread_cond_t cv;
   pthread_t th;
-  int up;             /* 1 running, -1 could not start (copies go as before), 0 not yet */
+  _Atomic int up;     /* 1 running, -1 could not start (copies go as before), 0 not yet, -2 stopped (the heap goes) */
   cy_lane_t l[CY_LANES];
   void *_Atomic in_stream; /* IN's stream, made under G.lock by the first copy that takes the lane */
+  _Atomic bool in_failed;  /* it could not be made: the target's copies stay with CP */
   _Atomic bool sleeping, stop;
 } CY = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
@@ -158,6 +159,10 @@ static shoal_status_t local_setup(gpu_hello_t *h) {
   const shoal_gpu_ops_t *o = &shoal_gpu_ops;
   size_t chunk = (size_t)2 << 20, user = (shoal_env.device_symmetric_size + chunk - 1) / chunk * chunk;
   void *p = NULL;
+  pthread_mutex_lock(&CY.mu); /* a copier stopped by an earlier heap's release may start again */
+  if (atomic_load(&CY.up) == -2) atomic_store(&CY.up, 0);
+  atomic_store(&CY.in_failed, false);
+  pthread_mutex_unlock(&CY.mu);
   G.dev = pick_device(G.ndev);
   if (shoal_gpu_layout_make(shoal_g.npes, &G.lay) || o->set_device(G.dev) || o->sm_count(G.dev, &G.sms) ||
       o->device_busid(G.dev, h->busid, sizeof h->busid) || o->stream_create(&G.stream))
@@ -575,14 +580,16 @@ shoal_status_t shoal_comm_dev_copy(size_t off, void *host, size_t n, bool to_dev
  * was waited for here (no pollable event, every event taken, SHOAL_GPU_STAGE_ASYNC=0). Under G.lock. */
 static shoal_status_t pool_copy(copy_pool_t *c, void *stream, void *dst, const void *src, size_t n, int *slot) {
   *slot = -1;
-  if (!c->ok && !shoal_env.gpu_stage_async) c->ok = -1;
+  if (!c->ok && !shoal_env.gpu_stage_async) __atomic_store_n(&c->ok, -1, __ATOMIC_RELEASE);
   int k = c->ok >= 0 && c->used != UINT32_MAX ? __builtin_ctz(~c->used) : -1;
   shoal_status_t rc = shoal_gpu_ops.set_device(G.dev); /* first: an event belongs to the current device */
-  if (!rc && k >= 0 && !c->ev[k] && shoal_gpu_ops.event_create(&c->ev[k])) c->ev[k] = NULL, k = -1, c->ok = -1;
+  if (!rc && k >= 0 && !c->ev[k] && shoal_gpu_ops.event_create(&c->ev[k]))
+    c->ev[k] = NULL, k = -1, __atomic_store_n(&c->ok, -1, __ATOMIC_RELEASE);
   if (!rc) rc = shoal_gpu_ops.memcpy(dst, src, n, stream);
   if (!rc && k >= 0 && !shoal_gpu_ops.event_record(c->ev[k], stream)) {
     int done = 0;
-    if (!c->ok) c->ok = shoal_gpu_ops.event_query(c->ev[k], &done) == SHOAL_ERR_NOSYS ? -1 : 1;
+    if (!c->ok)
+      __atomic_store_n(&c->ok, shoal_gpu_ops.event_query(c->ev[k], &done) == SHOAL_ERR_NOSYS ? -1 : 1, __ATOMIC_RELEASE);
     if (c->ok > 0) c->used |= 1u << k, *slot = k;
   }
   if (!rc && *slot < 0) rc = shoal_gpu_ops.stream_sync(stream);
@@ -602,25 +609,30 @@ static shoal_status_t pool_done(copy_pool_t *c, void *stream, int slot, bool *do
   return rc;
 }
 
-static bool copier_take(int lane, void *dst, const void *src, size_t n, int *slot);
+static bool copier_take(int lane, bool start, void *dst, const void *src, size_t n, int *slot);
 static shoal_status_t copier_done(int lane, int k, bool *done);
 shoal_status_t shoal_comm_dev_copy_start(size_t off, const void *host, size_t n, int *slot) {
   *slot = -1;
   if (!G.ready || off > G.size || n > G.size - off || !host) return SHOAL_ERR_INVAL;
   /* Through the copier's IN lane once CP's events are known to answer queries (the first copy asks): the
    * transport's progress thread then makes no driver call per chunk (session 31's profile: 4.2 us to enqueue 64 KiB
-   * beside a host put's 15). */
-  if (shoal_env.gpu_copier && __atomic_load_n(&CP.ok, __ATOMIC_ACQUIRE) > 0) {
+   * beside a host put's 15). Only a copier already up (the proxy's thread starts it, on its CPUs): this thread may
+   * be the PE's own. */
+  if (shoal_env.gpu_copier && atomic_load(&CY.up) > 0 && __atomic_load_n(&CP.ok, __ATOMIC_ACQUIRE) > 0 &&
+      !atomic_load(&CY.in_failed)) {
     if (!atomic_load(&CY.in_stream)) {
       void *st = NULL;
       pthread_mutex_lock(&G.lock);
-      if (!atomic_load(&CY.in_stream) && !shoal_gpu_ops.set_device(G.dev) && !shoal_gpu_ops.stream_create(&st))
-        atomic_store(&CY.in_stream, st);
+      if (!atomic_load(&CY.in_stream)) {
+        if (!shoal_gpu_ops.set_device(G.dev) && !shoal_gpu_ops.stream_create(&st)) atomic_store(&CY.in_stream, st);
+        else atomic_store(&CY.in_failed, true);
+      }
       pthread_mutex_unlock(&G.lock);
     }
-    if (atomic_load(&CY.in_stream) && copier_take(CY_IN, G.base + off, host, n, slot))
+    if (atomic_load(&CY.in_stream) && copier_take(CY_IN, false, G.base + off, host, n, slot))
       return *slot += COPY_EVENTS, SHOAL_OK; /* the copier's slots: COPY_EVENTS up */
-    if (CY.up > 0) return shoal_comm_dev_copy(off, (void *)host, n, true); /* every slot taken: waited for here */
+    /* not taken (the copier stopped, or no stream): the heap's own pool below; every slot taken cannot happen (each
+     * is an answer the transport holds, at most SHOAL_COMM_DEV_COPIES) */
   }
   pthread_mutex_lock(&G.lock);
   shoal_status_t rc = pool_copy(&CP, G.stream, G.base + off, host, n, slot);
@@ -647,7 +659,9 @@ static void *copier_main(void *arg) {
   int64_t idle = cy_now();
   bool dev = false;
   unsigned spins = 0;
-  while (!atomic_load_explicit(&CY.stop, memory_order_acquire) || fn[CY_OUT] || fn[CY_IN]) {
+  /* stopping, it still enqueues and waits for what the rings hold (a take before the stop: its answer waits) */
+  while (!atomic_load_explicit(&CY.stop, memory_order_acquire) || fn[CY_OUT] || fn[CY_IN] ||
+         CY.l[CY_OUT].head != atomic_load(&CY.l[CY_OUT].tail) || CY.l[CY_IN].head != atomic_load(&CY.l[CY_IN].tail)) {
     bool work = false;
     for (int lane = 0; lane < CY_LANES; lane++) {
       cy_lane_t *L = &CY.l[lane];
@@ -711,7 +725,7 @@ static void *copier_main(void *arg) {
 static void copier_start(void) {
   cpu_set_t cpus;
   if (!pthread_getaffinity_np(pthread_self(), sizeof cpus, &cpus) && CPU_COUNT(&cpus) < 2) {
-    CY.up = -1;
+    atomic_store(&CY.up, -1);
     SHOAL_DEBUG(SHOAL_SUB_GPU, "one CPU: the proxy and the transport enqueue their copies themselves (no copier)");
     return;
   }
@@ -719,31 +733,31 @@ static void copier_start(void) {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay with the application's threads */
   atomic_store(&CY.stop, false);
-  CY.up = pthread_create(&CY.th, NULL, copier_main, NULL) ? -1 : 1;
+  atomic_store(&CY.up, pthread_create(&CY.th, NULL, copier_main, NULL) ? -1 : 1);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (CY.up < 0) SHOAL_DEBUG(SHOAL_SUB_GPU, "the copier thread did not start: copies are enqueued by their starters");
+  if (atomic_load(&CY.up) < 0) SHOAL_DEBUG(SHOAL_SUB_GPU, "the copier thread did not start: copies are enqueued by their starters");
 }
 
 void shoal_gpu_copier_prepare(void) {
   if (!shoal_env.gpu_copier) return;
   pthread_mutex_lock(&CY.mu);
-  if (!CY.up) copier_start();
+  if (!atomic_load(&CY.up)) copier_start();
   pthread_mutex_unlock(&CY.mu);
 }
 bool shoal_gpu_copier_up(void) {
-  pthread_mutex_lock(&CY.mu);
-  const bool up = CY.up > 0;
-  pthread_mutex_unlock(&CY.mu);
-  return up;
+  return atomic_load(&CY.up) > 0;
 }
 
+/* Stopped for good until the heap's next setup (-2: no take starts it again), the rings drained by the copier. */
 static void copier_stop(void) {
   pthread_mutex_lock(&CY.mu);
-  const bool up = CY.up > 0;
+  const bool up = atomic_load(&CY.up) > 0;
+  atomic_store(&CY.up, -2);
   atomic_store(&CY.stop, true);
   pthread_cond_signal(&CY.cv);
   pthread_mutex_unlock(&CY.mu);
   if (up) pthread_join(CY.th, NULL);
+  pthread_mutex_lock(&CY.mu);
   for (int lane = 0; lane < CY_LANES; lane++) {
     cy_lane_t *L = &CY.l[lane];
     for (int k = 0; k < COPY_EVENTS; k++) {
@@ -753,16 +767,16 @@ static void copier_stop(void) {
     L->used = 0, L->head = 0;
     atomic_store(&L->tail, 0);
   }
-  CY.up = 0;
+  pthread_mutex_unlock(&CY.mu);
 }
 
 /* dst <- src through the copier's lane: *slot k, or -1 where it cannot take it (not running, every slot taken: the
- * caller copies as before). */
-static bool copier_take(int lane, void *dst, const void *src, size_t n, int *slot) {
+ * caller copies as before); start: a copier not yet started is started here (on this thread's CPUs). */
+static bool copier_take(int lane, bool start, void *dst, const void *src, size_t n, int *slot) {
   cy_lane_t *L = &CY.l[lane];
   pthread_mutex_lock(&CY.mu);
-  if (!CY.up) copier_start();
-  int k = CY.up > 0 && L->used != UINT32_MAX ? __builtin_ctz(~L->used) : -1;
+  if (start && !atomic_load(&CY.up)) copier_start();
+  int k = atomic_load(&CY.up) > 0 && L->used != UINT32_MAX ? __builtin_ctz(~L->used) : -1;
   if (k >= 0) {
     L->used |= 1u << k;
     L->job[k].dst = dst, L->job[k].src = src, L->job[k].n = n;
@@ -802,10 +816,10 @@ shoal_status_t shoal_comm_dev_memcpy_start(void *dst, const void *src, size_t n,
   if (!shoal_env.gpu_stage_async || __atomic_load_n(&CO.ok, __ATOMIC_RELAXED) < 0) /* waited for: not under G.lock */
     return shoal_comm_dev_memcpy(dst, src, n);
   if (shoal_env.gpu_copier && __atomic_load_n(&CO.ok, __ATOMIC_ACQUIRE) > 0 && CO.stream) {
-    if (copier_take(CY_OUT, dst, src, n, slot)) return *slot += COPY_EVENTS, SHOAL_OK; /* the copier's slots: COPY_EVENTS up */
+    if (copier_take(CY_OUT, true, dst, src, n, slot)) return *slot += COPY_EVENTS, SHOAL_OK; /* the copier's slots: COPY_EVENTS up */
     /* every slot taken: waited for here, not enqueued behind the copier's (a copy started later must not end before
      * one started earlier: the caller takes the newest one's end for all of them) */
-    if (CY.up > 0) return shoal_comm_dev_memcpy(dst, src, n);
+    if (atomic_load(&CY.up) > 0) return shoal_comm_dev_memcpy(dst, src, n);
   }
   pthread_mutex_lock(&G.lock);
   shoal_status_t rc = SHOAL_OK;
