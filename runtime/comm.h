@@ -168,13 +168,14 @@ static inline uint64_t shoal_amo_host(void *p, int op, size_t size, uint64_t v, 
  * n bytes between host (a staging buffer) and this PE's device heap at byte offset off (to_device: into the heap).
  * SHOAL_ERR_INVAL, nothing copied, when there is no device heap or [off, off + n) is not inside it (heap_gpu.c). */
 shoal_status_t shoal_comm_dev_copy(size_t off, void *host, size_t n, bool to_device);
-/* Copies of shoal_comm_dev_copy_start pending at once, at most (its pool of events; the transport's ring of pending
- * answers has as many places). */
+/* Copies of shoal_comm_dev_copy_start a caller may have pending at once, at most (each pool of events, the heap's
+ * and the copier's, has as many; the transport's ring of pending answers too, and it holds them to it). */
 #define SHOAL_COMM_DEV_COPIES 32
-/* The same copy into the heap, only enqueued: *slot (0 to SHOAL_COMM_DEV_COPIES - 1) names it for shoal_comm_dev_copy_done, which the caller
- * asks until *done before it tells the requester (host must stay unchanged until then). *slot -1: the copy was done
- * before return (no pollable event in the backend, or SHOAL_COMM_DEV_COPIES copies pending). Errors as shoal_comm_dev_copy's; a failed
- * copy found by done returns SHOAL_ERR with *done true. */
+/* The same copy into the heap, only enqueued (by the copier's thread where it runs: heap_gpu.c): *slot (0 to
+ * 2 * SHOAL_COMM_DEV_COPIES - 1) names it for shoal_comm_dev_copy_done, which the caller asks until *done before it
+ * tells the requester (host must stay unchanged until then). *slot -1: the copy was done before return (no pollable
+ * event in the backend, or SHOAL_COMM_DEV_COPIES copies pending). Errors as shoal_comm_dev_copy's; a failed copy
+ * found by done returns SHOAL_ERR with *done true. */
 shoal_status_t shoal_comm_dev_copy_start(size_t off, const void *host, size_t n, int *slot);
 shoal_status_t shoal_comm_dev_copy_done(int slot, bool *done);
 /* op (enum shoal_tl_amo_op) on the size-byte object at off of this PE's device heap (the backend's device atomic,

@@ -50,9 +50,10 @@ static struct {
   char why[320];         /* without a device heap: why ("no GPU is visible (...)"), for a device-API program's line */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER, .share_fd = -1};
 
-/* Events of the staged puts' copies, under G.lock: CP the target's into the heap (shoal_comm_dev_copy_start, on
- * G.stream), CO the requester's out of its GPU memory (shoal_comm_dev_memcpy_start, on CO.stream, its own: the
- * copy engines run the two directions at once, and this PE's copies out need not wait behind its peers' copies in). */
+/* Events of the staged puts' copies, under G.lock, where the copier (below) does not take them: CP the target's into
+ * the heap (shoal_comm_dev_copy_start, on G.stream), CO the requester's out of its GPU memory
+ * (shoal_comm_dev_memcpy_start, on CO.stream, its own: the copy engines run the two directions at once, and this
+ * PE's copies out need not wait behind its peers' copies in). */
 #define COPY_EVENTS SHOAL_COMM_DEV_COPIES
 _Static_assert(COPY_EVENTS <= 32, "copy_pool_t.used is a 32-bit mask");
 typedef struct {
@@ -589,7 +590,8 @@ static shoal_status_t pool_copy(copy_pool_t *c, void *stream, void *dst, const v
   if (!rc && k >= 0 && !shoal_gpu_ops.event_record(c->ev[k], stream)) {
     int done = 0;
     if (!c->ok)
-      __atomic_store_n(&c->ok, shoal_gpu_ops.event_query(c->ev[k], &done) == SHOAL_ERR_NOSYS ? -1 : 1, __ATOMIC_RELEASE);
+      __atomic_store_n(&c->ok, shoal_gpu_ops.event_query(c->ev[k], &done) == SHOAL_ERR_NOSYS ? -1 : 1,
+                       __ATOMIC_RELEASE);
     if (c->ok > 0) c->used |= 1u << k, *slot = k;
   }
   if (!rc && *slot < 0) rc = shoal_gpu_ops.stream_sync(stream);
@@ -735,7 +737,8 @@ static void copier_start(void) {
   atomic_store(&CY.stop, false);
   atomic_store(&CY.up, pthread_create(&CY.th, NULL, copier_main, NULL) ? -1 : 1);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (atomic_load(&CY.up) < 0) SHOAL_DEBUG(SHOAL_SUB_GPU, "the copier thread did not start: copies are enqueued by their starters");
+  if (atomic_load(&CY.up) < 0)
+    SHOAL_DEBUG(SHOAL_SUB_GPU, "the copier thread did not start: copies are enqueued by their starters");
 }
 
 void shoal_gpu_copier_prepare(void) {
@@ -816,7 +819,8 @@ shoal_status_t shoal_comm_dev_memcpy_start(void *dst, const void *src, size_t n,
   if (!shoal_env.gpu_stage_async || __atomic_load_n(&CO.ok, __ATOMIC_RELAXED) < 0) /* waited for: not under G.lock */
     return shoal_comm_dev_memcpy(dst, src, n);
   if (shoal_env.gpu_copier && __atomic_load_n(&CO.ok, __ATOMIC_ACQUIRE) > 0 && CO.stream) {
-    if (copier_take(CY_OUT, true, dst, src, n, slot)) return *slot += COPY_EVENTS, SHOAL_OK; /* the copier's slots: COPY_EVENTS up */
+    if (copier_take(CY_OUT, true, dst, src, n, slot))
+      return *slot += COPY_EVENTS, SHOAL_OK; /* the copier's slots: COPY_EVENTS up */
     /* every slot taken: waited for here, not enqueued behind the copier's (a copy started later must not end before
      * one started earlier: the caller takes the newest one's end for all of them) */
     if (atomic_load(&CY.up) > 0) return shoal_comm_dev_memcpy(dst, src, n);

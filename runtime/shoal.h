@@ -71,7 +71,7 @@ typedef struct shoal_env {
   char coll_gpu_pipe[8];   /* SHOAL_COLL_GPU_PIPE: auto | on | off */
   char gpu_heap_map[8];    /* SHOAL_GPU_HEAP_MAP: auto | vmm | ipc */
   bool gpu_stage_async;    /* SHOAL_GPU_STAGE_ASYNC: staged puts' copies enqueued (heap_gpu.c) */
-  bool gpu_copier;         /* SHOAL_GPU_COPIER: staged copies (the proxy's, the target's) enqueued by a thread of their own */
+  bool gpu_copier;         /* SHOAL_GPU_COPIER: staged copies (proxy's, target's) enqueued by a thread of their own */
   long proxy_queue_entries; /* SHOAL_PROXY_QUEUE_ENTRIES: the device proxy's queue, a power of two in [8, 2^20] */
   char coll_gpu_scope[8];  /* SHOAL_COLL_GPU_SCOPE: auto | sys */
   char coll_gpu_small[8];  /* SHOAL_COLL_GPU_SMALL: auto | off */

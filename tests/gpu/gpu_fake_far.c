@@ -178,6 +178,30 @@ static shoal_status_t s_event_sync(void *e) {
 static shoal_status_t s_event_query(void *e, int *done) { return *done = !*(int64_t *)e || copy_over(), SHOAL_OK; }
 static shoal_gpu_ops_t slow;
 
+/* PE 0 puts 64 KiB of pattern tag into PE 1's device heap (host source, so PE 0 copies nothing) while PE 1's copy
+ * waits (how: the caller's backend flags) until PE 2's fetch_add, sent once the copy has begun, has reached PE 1.
+ * PE 0's quiet must find the copy made (copy_done); PE 1 must have answered PE 2 meanwhile (stage names the step
+ * that waited, for the message) and have every byte. */
+static void gated_put(unsigned char *buf, unsigned char *h, unsigned tag, const char *stage) {
+  if (me == 0) {
+    fill(h, 65536, 0, tag);
+    shmem_putmem(buf, h, 65536, 1);
+    shmem_quiet();
+    CHECK(shmem_long_atomic_fetch(&copy_done, 1) == 1, "the put's quiet returned before the target's copy was done");
+  } else if (me == 2) {
+    while (shmem_long_atomic_fetch(&copy_started, 1) == 0) sched_yield();
+    CHECK(shmem_long_atomic_fetch_add(&x, 1, 1) == 0, "fetch_add's old value");
+  }
+  shmem_barrier_all();
+  if (me == 1) {
+    CHECK(!atomic_load(&copy_gave_up), "PE 1 did not answer PE 2's fetch_add while its device copy %s (it gave up "
+          "waiting after %lld s)", stage, COPY_GIVE_UP_NS / 1000000000);
+    CHECK(bad_at(buf, 65536, 0, tag) == 65536, "PE 0's put: byte %zu", bad_at(buf, 65536, 0, tag));
+    CHECK(x == 1, "x %ld", x);
+  }
+  shmem_barrier_all();
+}
+
 /* PE 0 puts 64 KiB into PE 1's device heap (host source, so PE 0 copies nothing). Once PE 1's copy has begun, PE 2
  * does a fetch_add on PE 1's host heap (x), which PE 1 must answer while its copy runs: the copy ends only then.
  * PE 0's quiet must wait for the copy's end (copy_done, read after it). Then PE 1 checks every byte. */
@@ -187,23 +211,7 @@ static void copy_async(unsigned char *buf) {
   if (!h) return;
   if (me == 1) slow_copies = true;
   shmem_barrier_all();
-  if (me == 0) {
-    fill(h, 65536, 0, 7);
-    shmem_putmem(buf, h, 65536, 1);
-    shmem_quiet();
-    CHECK(shmem_long_atomic_fetch(&copy_done, 1) == 1, "the put's quiet returned before the target's copy ended");
-  } else if (me == 2) {
-    while (shmem_long_atomic_fetch(&copy_started, 1) == 0) sched_yield();
-    CHECK(shmem_long_atomic_fetch_add(&x, 1, 1) == 0, "fetch_add's old value");
-  }
-  shmem_barrier_all();
-  if (me == 1) {
-    CHECK(!atomic_load(&copy_gave_up), "PE 1 did not answer PE 2's fetch_add while its device copy ran (the copy "
-          "gave up waiting for it after %lld s)", COPY_GIVE_UP_NS / 1000000000);
-    CHECK(bad_at(buf, 65536, 0, 7) == 65536, "PE 0's put: byte %zu", bad_at(buf, 65536, 0, 7));
-    CHECK(x == 1, "x %ld", x);
-  }
-  shmem_barrier_all();
+  gated_put(buf, h, 7, "ran");
   /* Copies found done together are answered together (MSG_REPN): PE 0 puts JOIN chunks, whose copies all end once
    * PE 2's fetch_add has come after they all began; the answers went fewer to a message than one each. Two rounds:
    * the copier's thread marks them done one by one, and the target may look between two. */
@@ -274,23 +282,7 @@ static void copy_enqueue(unsigned char *buf) {
     free(h);
     return;
   }
-  if (me == 0) {
-    fill(h, 65536, 0, 8);
-    shmem_putmem(buf, h, 65536, 1);
-    shmem_quiet();
-    CHECK(shmem_long_atomic_fetch(&copy_done, 1) == 1, "the put's quiet returned before the target's copy was made");
-  } else if (me == 2) {
-    while (shmem_long_atomic_fetch(&copy_started, 1) == 0) sched_yield();
-    CHECK(shmem_long_atomic_fetch_add(&x, 1, 1) == 0, "fetch_add's old value");
-  }
-  shmem_barrier_all();
-  if (me == 1) {
-    CHECK(!atomic_load(&copy_gave_up), "PE 1 did not answer PE 2's fetch_add while its device copy was being "
-          "enqueued (the call gave up waiting after %lld s)", COPY_GIVE_UP_NS / 1000000000);
-    CHECK(bad_at(buf, 65536, 0, 8) == 65536, "PE 0's put: byte %zu", bad_at(buf, 65536, 0, 8));
-    CHECK(x == 1, "x %ld", x);
-  }
-  shmem_barrier_all();
+  gated_put(buf, h, 8, "was being enqueued");
   free(h);
 }
 
