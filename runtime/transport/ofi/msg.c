@@ -45,10 +45,9 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value, int *ev) {
     if (SHOAL_UNLIKELY(shoal_ofi.slow_dput) && m->kind == MSG_DPUT) nanosleep(&(struct timespec){0, 50000000}, NULL);
     /* the requester reuses the slot's bytes only after the answer: after the copy; the ring of pending answers
      * (pend) has SHOAL_COMM_DEV_COPIES places, whichever pool (the heap's or the copier's) holds the copies */
-    if (m->kind == MSG_DPUT && shoal_ofi.pend_n < SHOAL_COMM_DEV_COPIES)
-      return shoal_comm_dev_copy_start(m->off, buf, m->operand, ev) ? 1 : *ev >= 0 ? PENDING : 0;
-    if (m->kind == MSG_DPUT) return shoal_comm_dev_copy(m->off, buf, m->operand, true) ? 1 : 0;
-    return shoal_comm_dev_copy(m->off, buf, m->operand, false) ? 1 : 0;
+    if (m->kind == MSG_DGET || shoal_ofi.pend_n >= SHOAL_COMM_DEV_COPIES)
+      return shoal_comm_dev_copy(m->off, buf, m->operand, m->kind == MSG_DPUT) ? 1 : 0;
+    return shoal_comm_dev_copy_start(m->off, buf, m->operand, ev) ? 1 : *ev >= 0 ? PENDING : 0;
   }
   if (m->space == SHOAL_SPACE_DEVICE)
     return shoal_comm_dev_amo(m->off, m->op, m->size, m->operand, m->compare, value) ? 1 : 0;
@@ -89,10 +88,11 @@ void shoal_ofi_copies_reap(void) {
     unsigned n = 1;
     for (int j = i + 1; j < nrep && n < REPN_MAX; j++)
       if (rep[j].kind && to[j] == to[i] && rep[j].op == rep[i].op) ids[n++] = rep[j].id, rep[j].kind = 0;
-    if (n > 1) atomic_fetch_add_explicit(&shoal_ofi.answers_joined, n, memory_order_relaxed);
-    if (n > 1)
+    if (n > 1) {
+      atomic_fetch_add_explicit(&shoal_ofi.answers_joined, n, memory_order_relaxed);
       rep[i] = (amo_msg_t){.kind = MSG_REPN, .op = rep[i].op, .size = (uint8_t)n, .id = ids[0], .off = ids[1],
                            .operand = ids[2], .compare = n > 3 ? ids[3] : 0, .token = rep[i].token};
+    }
     ssize_t e = shoal_ofi_send_msg(&rep[i], to[i]);
     if (e) shoal_ofi_fail("fi_inject", e);
   }
