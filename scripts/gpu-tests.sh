@@ -152,9 +152,18 @@ if [ "${GPU_TESTS_FAR:-1}" != 0 ]; then
       # gpu_amo's compare_swap loop: about THREADS^2 x ROUNDS / 2 attempts, each a proxy round trip here (tens of us):
       # its one-node shape (512 threads, 8 rounds) is a million of them; 64 threads, 4 rounds here
       args=; [ $t = gpu_amo ] && args="2 32 4"
+      # Without MPS the PEs time-slice the GPU, and a far request whose target is a kernel or copy of the other PE
+      # waits for that PE's slice (gpu.md: gpu_ring 144 s, gpu_amo 68 s, gpu_typed 47 s at 2 PEs on an H100, 1-4 s
+      # under MPS). There the two longest run smaller shapes, every value still checked, and each run gets 150 s.
+      tmo=${GPU_TESTS_TIMEOUT:-60}
+      if [ "$mps" != yes ]; then
+        tmo=${GPU_TESTS_TIMEOUT:-150}
+        [ $t = gpu_amo ] && args="1 32 2"
+        [ $t = gpu_ring ] && args=quick
+      fi
       # gpu_dcoll: block collectives, reductions and team barriers in kernels, far members through the proxy (MPS)
       [ $t = gpu_dcoll ] && { [ "$mps" = yes ] && args=forms || continue; }
-      run $t-far pass SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo -- "$n" "$prog" $args
+      GPU_TESTS_TIMEOUT=$tmo run $t-far pass SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo -- "$n" "$prog" $args
     done
   done
 fi
