@@ -21,6 +21,10 @@
  *                memory: one PCIe round trip GPU -> CPU -> GPU (what the proxy adds to every device request)
  *   fcollect, alltoall  shmem_fcollectmem / shmem_alltoallmem on device buffers, SHMEM_TEAM_WORLD, bytes per PE
  *                (perf/torch_coll_bench.py --backend gloo -W 2 gives torch.distributed's on the same sizes)
+ *   broadcast, sum_reduce  shmem_broadcastmem from PE 0, shmem_float_sum_reduce, bytes per PE
+ * With other than 2 PEs only the collectives run (SHOAL_NODE_PES=2 -n 4: two nodes of two PEs; impl "shoal-flat"
+ * and "shoal-hierarchical" under SHOAL_COLL_GPU_FAR, for the A/B of the leaders' form). Collective buffers are 2 x
+ * --coll-max bytes per PE: fcollect and alltoall sizes whose npes blocks do not fit are left out.
  * Exit 77 without a GPU. */
 #include <shoal/shmem_device.cuh>
 
@@ -132,13 +136,10 @@ int main(int argc, char **argv) {
     shmem_finalize();
     return 77;
   }
-  if (npes != 2) {
-    if (me == 0) fprintf(stderr, "bench_gpu_far: run with 2 PEs (has %d)\n", npes);
-    shmem_finalize();
-    return 2;
-  }
   if (me == 0 && csv_path && !(csv = fopen(csv_path, "a"))) perror(csv_path);
   if (csv && ftell(csv) == 0) fprintf(csv, "impl,op,bytes,iters,time_us,GBs\n");
+  if (npes != 2 && me == 0) printf("bench_gpu_far: %d PEs: the collectives only\n", npes);
+  if (npes == 2) { /* PE 0 -> PE 1 */
   shmemx_device_state_t st;
   if (shmemx_device_state_get(&st, sizeof st) || st.delta[1 - me] != SHMEMX_DEVICE_DELTA_FAR) {
     if (me == 0) fprintf(stderr, "bench_gpu_far: PE 1 is not another node's (set SHOAL_NODE_PES=1)\n");
@@ -252,6 +253,7 @@ int main(int argc, char **argv) {
   shmem_free(hdst);
   free(hsrc);
   OK(cudaFreeHost(hpin));
+  } /* npes == 2 */
 
   /* collectives: every PE calls; PE 0's time per call (the barrier before each batch lines the PEs up) */
   char *cdst = (char *)shmem_malloc_with_hints(2 * cmax, SHMEMX_MALLOC_DEVICE);
@@ -262,18 +264,26 @@ int main(int argc, char **argv) {
   }
   OK(cudaMemset(csrc, 3, 2 * cmax));
   OK(cudaDeviceSynchronize());
+  /* impl: "shoal", or "shoal-ALGO" under SHOAL_COLL_GPU_FAR=ALGO (flat / hierarchical, for A/B runs) */
+  const char *algo = getenv("SHOAL_COLL_GPU_FAR");
+  char impl[64];
+  snprintf(impl, sizeof impl, algo && *algo ? "shoal-%s" : "shoal", algo);
+  static const char *const ops[] = {"fcollect", "alltoall", "broadcast", "sum_reduce"};
   for (size_t n = cmin; coll && n <= cmax; n *= 4) {
-    for (int op = 0; op < 2; op++) {
+    for (int op = 0; op < 4; op++) {
       long k = n <= (1 << 20) ? 20 : n <= (16 << 20) ? 5 : 2;
+      if ((op == 0 || op == 1) && n * (size_t)npes > 2 * cmax) continue; /* dest holds npes blocks */
       for (int rep = 0; rep < 2; rep++) {
         shmem_barrier_all();
         double t = now();
         for (long i = 0; i < (rep ? k : 1); i++) {
           if (op == 0) shmem_fcollectmem(SHMEM_TEAM_WORLD, cdst, csrc, n);
-          else shmem_alltoallmem(SHMEM_TEAM_WORLD, cdst, csrc, n);
+          else if (op == 1) shmem_alltoallmem(SHMEM_TEAM_WORLD, cdst, csrc, n);
+          else if (op == 2) shmem_broadcastmem(SHMEM_TEAM_WORLD, cdst, csrc, n, 0);
+          else shmem_float_sum_reduce(SHMEM_TEAM_WORLD, (float *)cdst, (const float *)csrc, n / sizeof(float));
         }
         t = now() - t;
-        if (rep && me == 0) row("shoal", op ? "alltoall" : "fcollect", n, k, t);
+        if (rep && me == 0) row(impl, ops[op], n, k, t);
       }
     }
   }

@@ -101,6 +101,10 @@ static const env_var_t env_table[] = {
   {"SHOAL_COLL_GPU_PDL", ENV_ENUM, "auto", F(coll_gpu_pdl), "auto|off",
    "GPU fcollect/alltoall: calls of at most 8 blocks are launched with programmatic dependent launch (CUDA, sm_90 and "
    "later), so that they start while the stream's previous kernel ends"},
+  {"SHOAL_COLL_GPU_FAR", ENV_ENUM, "auto", F(coll_gpu_far), "auto|flat|hierarchical",
+   "GPU fcollect, broadcast and reductions on teams with members on several nodes and two or more on one: through "
+   "each node's leader, one copy per node between nodes (auto, hierarchical), or every member to every member "
+   "(flat)"},
   {"SHOAL_OFI_PROVIDER", ENV_STR, "", F(ofi_provider), "a libfabric provider name as fi_info -l lists it (tcp, verbs, "
    "cxi, efa, ...), or empty", "provider of the ofi transport between nodes (empty: FI_PROVIDER, else libfabric's "
    "best, net before tcp;ofi_rxm); it needs FI_EP_RDM with FI_RMA, FI_ATOMIC and FI_MSG"},

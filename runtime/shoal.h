@@ -76,6 +76,7 @@ typedef struct shoal_env {
   char coll_gpu_scope[8];  /* SHOAL_COLL_GPU_SCOPE: auto | sys */
   char coll_gpu_small[8];  /* SHOAL_COLL_GPU_SMALL: auto | off */
   char coll_gpu_pdl[8];    /* SHOAL_COLL_GPU_PDL: auto | off */
+  char coll_gpu_far[16];   /* SHOAL_COLL_GPU_FAR: auto | flat | hierarchical */
   char aliases[256];       /* not a variable: the deprecated SMA_ spellings found, and what was done with each */
   char ofi_provider[64];   /* SHOAL_OFI_PROVIDER: the ofi transport's provider, "" = libfabric's choice (net first) */
   long ofi_timeout;        /* SHOAL_OFI_TIMEOUT: seconds a far peer may leave a probe unanswered; -1 = never */

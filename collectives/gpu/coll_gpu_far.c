@@ -17,6 +17,18 @@
  *     member's source is still being read: dest may be the source), then the chunk written to this PE's dest.
  *     Traffic: every member reads the whole vector of every member (n x nbytes per member): correct and simple, not
  *     bandwidth-optimal; the in-node kernels keep their own path for teams of one node.
+ * Through the nodes (t->hier: members on several nodes, two or more on some; SHOAL_COLL_GPU_FAR): only each node's
+ * leader (its first member in the team) moves data between nodes, and its node's members get theirs from it by the
+ * copy engine, so one copy per node crosses instead of one per member (what NVSHMEM and NCCL do between nodes):
+ *   fcollect: every member's block into its leader's dest; each leader its node's blocks (runs of consecutive
+ *     ranks: one put each) into every other leader's dest; each leader its whole dest to its members. 4 barriers.
+ *   broadcast: the root into its node's members and every other node's leader; those leaders to their members.
+ *     3 barriers.
+ *   reductions (not half and bfloat16, whose partials would be rounded once more): per chunk, each leader combines
+ *     its node's chunks in team order into its dest, then every leader combines the leaders' partials in leader
+ *     order (so every member gets the same bits) and writes its members' dest. 3 barriers per chunk, 1 more at the
+ *     end. A leader reads (nodes - 1) partials between nodes, where each member read (n - its node's) chunks.
+ *   alltoall keeps the flat form: each pair of members has its own bytes, so the leaders would carry as many.
  * A stream (the _on_stream forms) is synchronized first, so that its earlier work on the source is done; on return
  * dest is complete, so the stream's later work sees it.
  */
@@ -27,11 +39,63 @@
 #include "gpu/coll_gpu_reduce.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define FAR_RED_CHUNK ((size_t)4 << 20) /* bytes of a reduction's chunk: two host buffers of it per call */
 
 static void far_sync(void *stream, const char *routine) {
   if (stream && shoal_gpu_ops.stream_sync(stream)) shoal_fatal(routine, "cannot synchronize stream %p", stream);
+}
+
+/* Through the nodes for this team (t->hier), unless SHOAL_COLL_GPU_FAR=flat; hierarchical on a team without a
+ * shared node is flat (nothing to save). The same on every member: the team's layout and the environment are. */
+static bool far_hier(const shoal_team_t *t) {
+  return t->hier && !t->aset && strcmp(shoal_env.coll_gpu_far, "flat");
+}
+
+/* The members of node q, in team order, as runs of consecutive ranks: calls f(first rank, count) per run. */
+#define NODE_RUNS(t, q, r0, len, BODY)                                                                                 \
+  for (int r0 = 0, len; r0 < (t)->size; r0 += len ? len : 1) {                                                         \
+    len = 0;                                                                                                           \
+    while (r0 + len < (t)->size && (t)->lnode[r0 + len] == (q)) len++;                                                 \
+    if (len) BODY                                                                                                      \
+  }
+
+static void hier_fcollect(shoal_team_t *t, char *d, const char *s, size_t nbytes, const char *routine) {
+  const int me = t->rank, mine = t->lnode[me], lead = t->lead[mine];
+  shoal_rma_put_nbi(routine, d + (size_t)me * nbytes, s, nbytes, t->world[lead]);
+  shmem_quiet();
+  shoal_coll_barrier(t, routine); /* every leader holds its node's blocks */
+  if (t->lead_idx >= 0) {
+    for (int k = 1; k < t->nlead; k++) {
+      const int to = t->world[t->lead[(t->lead_idx + k) % t->nlead]];
+      NODE_RUNS(t, mine, r0, len, {
+        const size_t off = (size_t)r0 * nbytes;
+        shoal_rma_put_nbi(routine, d + off, d + off, (size_t)len * nbytes, to);
+      })
+    }
+  }
+  shmem_quiet();
+  shoal_coll_barrier(t, routine); /* every leader's dest is complete */
+  if (t->lead_idx >= 0)
+    for (int m = 0; m < t->nmates; m++) shoal_rma_put_nbi(routine, d, d, (size_t)t->size * nbytes, t->world[t->mates[m]]);
+}
+
+static void hier_bcast(shoal_team_t *t, char *d, const char *s, size_t nbytes, int root, const char *routine) {
+  const int me = t->rank, rnode = t->lnode[root];
+  if (me == root) {
+    for (int q = 0; q < t->nlead; q++) /* other nodes' leaders */
+      if (q != rnode) shoal_rma_put_nbi(routine, d, s, nbytes, t->world[t->lead[q]]);
+    NODE_RUNS(t, rnode, r0, len, { /* this node's members, the root last */
+      for (int r = r0; r < r0 + len; r++)
+        if (r != root) shoal_rma_put_nbi(routine, d, s, nbytes, t->world[r]);
+    })
+    shoal_rma_put_nbi(routine, d, s, nbytes, t->world[root]);
+  }
+  shmem_quiet();
+  shoal_coll_barrier(t, routine); /* every node's leader has it */
+  if (t->lead_idx >= 0 && t->lead_idx != rnode)
+    for (int m = 0; m < t->nmates; m++) shoal_rma_put_nbi(routine, d, d, nbytes, t->world[t->mates[m]]);
 }
 
 int shoal_coll_gpu_far(int op, shoal_team_t *t, void *dest, const void *source, size_t nbytes, int root, void *stream,
@@ -41,6 +105,13 @@ int shoal_coll_gpu_far(int op, shoal_team_t *t, void *dest, const void *source, 
   const char *s = source;
   far_sync(stream, routine);
   shoal_coll_barrier(t, routine);
+  if (op != SHOAL_COLL_GPU_ALLTOALL && far_hier(t)) {
+    if (op == SHOAL_COLL_GPU_BCAST) hier_bcast(t, d, s, nbytes, root, routine);
+    else hier_fcollect(t, d, s, nbytes, routine);
+    shmem_quiet();
+    shoal_coll_barrier(t, routine);
+    return SHOAL_OK;
+  }
   if (op != SHOAL_COLL_GPU_BCAST || me == root)
     for (int k = 1; k <= n; k++) { /* k == n: this PE itself, last */
       const int r = (me + k) % n;
@@ -125,6 +196,38 @@ static void acc_store(int type, uint16_t *out, const float *acc, size_t m) {
   for (size_t i = 0; i < m; i++) out[i] = type == SHOAL_RT_F16 ? f2h(acc[i]) : f2bf(acc[i]);
 }
 
+/* Through the nodes (t->hier; header): a leader's node partial of each chunk goes into its own dest, where the other
+ * leaders read it; members only take part in the barriers, and get the result from their leader. */
+static void hier_reduce(shoal_team_t *t, char *dest, const char *source, size_t nelems, size_t chunk, size_t es,
+                        int type, int op, char *acc, char *in, const char *routine) {
+  const int mine = t->lnode[t->rank];
+  const bool lead = t->lead_idx >= 0;
+  for (size_t e0 = 0; e0 < nelems; e0 += chunk) {
+    const size_t m = nelems - e0 < chunk ? nelems - e0 : chunk, off = e0 * es, len = m * es;
+    bool first = true;
+    for (int r = 0; r < t->size && lead; r++) /* this node's chunks, in team order */
+      if (t->lnode[r] == mine) {
+        shoal_rma_get(routine, first ? acc : in, source + off, len, t->world[r]);
+        if (!first) combine(type, op, acc, in, m);
+        first = false;
+      }
+    shoal_coll_barrier(t, routine); /* no source is read any more: dest may be a source */
+    if (lead) shoal_rma_put(routine, dest + off, acc, len, t->world[t->rank]);
+    shoal_coll_barrier(t, routine); /* every leader's partial is in its dest */
+    for (int q = 0; q < t->nlead && lead; q++) { /* the partials in leader order: the same bits on every leader */
+      shoal_rma_get(routine, q ? in : acc, dest + off, len, t->world[t->lead[q]]);
+      if (q) combine(type, op, acc, in, m);
+    }
+    shoal_coll_barrier(t, routine); /* no partial is read any more */
+    if (lead) {
+      shoal_rma_put(routine, dest + off, acc, len, t->world[t->rank]);
+      for (int k = 0; k < t->nmates; k++) shoal_rma_put_nbi(routine, dest + off, acc, len, t->world[t->mates[k]]);
+      shmem_quiet(); /* acc is the next chunk's */
+    }
+  }
+  shoal_coll_barrier(t, routine); /* every member's dest is complete */
+}
+
 int shoal_coll_gpu_reduce_far(shoal_team_t *t, void *dest, const void *source, size_t nelems, int type, int op,
                               void *stream, const char *routine) {
   const int n = t->size, me = t->rank;
@@ -135,6 +238,12 @@ int shoal_coll_gpu_reduce_far(shoal_team_t *t, void *dest, const void *source, s
   if (!acc || !in) shoal_fatal(routine, "out of memory for two host buffers of %zu bytes", chunk * es);
   far_sync(stream, routine);
   shoal_coll_barrier(t, routine);
+  if (!wide && far_hier(t)) {
+    hier_reduce(t, dest, source, nelems, chunk, es, type, op, acc, in, routine);
+    free(acc);
+    free(in);
+    return SHOAL_OK;
+  }
   for (size_t e0 = 0; e0 < nelems; e0 += chunk) {
     const size_t m = nelems - e0 < chunk ? nelems - e0 : chunk, off = e0 * es;
     for (int r = 0; r < n; r++) {

@@ -13,7 +13,22 @@
 
 #include <complex.h>
 
-static int fails, me, npes;
+static int fails, me, npes, traffic_checks;
+
+/* Through the nodes (coll_gpu_far.c, SHOAL_COLL_GPU_FAR): on a team with two or more members on some node, a member
+ * that is not its node's leader sends nothing through the transport (shoal_g.tl_ops: near members' heaps are the
+ * copy engine's, barriers go to the leader by shared memory); a flat call sends its blocks to every far member. */
+static uint64_t ops0;
+static void traffic_start(void) { ops0 = __atomic_load_n(&shoal_g.tl_ops, __ATOMIC_RELAXED); }
+static void traffic_check(shmem_team_t team, bool sends, const char *what, size_t nb) {
+  const char *algo = getenv("SHOAL_COLL_GPU_FAR");
+  shoal_team_t *t = shoal_team_get(team, "test");
+  if (!t->hier || t->lead_idx >= 0 || sends || (algo && !strcmp(algo, "flat"))) return;
+  uint64_t sent = __atomic_load_n(&shoal_g.tl_ops, __ATOMIC_RELAXED) - ops0;
+  CHECK(!sent, "%s of %zu B: PE %d, not its node's leader, sent %llu operations through the transport", what, nb, me,
+        (unsigned long long)sent);
+  traffic_checks++;
+}
 
 /* Byte i of team member r's contribution in call c. */
 static unsigned char pat(int r, size_t i, int c) { return (unsigned char)(r * 37 + i * 11 + c * 5 + 1); }
@@ -33,8 +48,10 @@ static void movers(shmem_team_t team, size_t nb, int c) {
     /* fcollect */
     for (size_t i = 0; i < nb; i++) src[i] = pat(tr, i, c);
     memset(dst, 0xee, nb * (size_t)tn);
+    traffic_start();
     int rc = form ? shmemx_fcollectmem_on_stream(team, dst, src, nb, NULL) : shmem_fcollectmem(team, dst, src, nb);
     CHECK(rc == 0, "fcollect rc %d", rc);
+    traffic_check(team, false, "fcollect", nb);
     size_t bad = 0;
     for (int r = 0; r < tn; r++)
       for (size_t i = 0; i < nb; i++) bad += dst[(size_t)r * nb + i] != pat(r, i, c);
@@ -53,9 +70,11 @@ static void movers(shmem_team_t team, size_t nb, int c) {
     for (int root = 0; root < tn; root += tn > 1 ? tn - 1 : 1) {
       for (size_t i = 0; i < nb; i++) src[i] = pat(tr + 100, i, c);
       memset(dst, 0xee, nb + 1);
+      traffic_start();
       rc = form ? shmemx_broadcastmem_on_stream(team, dst, src, nb, root, NULL)
                 : shmem_broadcastmem(team, dst, src, nb, root);
       CHECK(rc == 0, "broadcast rc %d", rc);
+      traffic_check(team, tr == root, "broadcast", nb);
       bad = 0;
       for (size_t i = 0; i < nb; i++) bad += dst[i] != pat(root + 100, i, c);
       CHECK(!bad && dst[nb] == 0xee, "broadcast %zu B from %d (form %d): %zu bytes wrong, past end %#x", nb, root,
@@ -78,7 +97,9 @@ static long val(int r, size_t i) { return (long)((r * 7 + i * 3) % 11) + 1; }
     size_t bad_ = 0;                                                                                                   \
     for (size_t i = 0; i < n_ && tr >= 0; i++) s_[i] = (T)val(tr, i);                                                  \
     for (size_t i = 0; i < n_ && tr >= 0 && !(inplace); i++) d_[i] = (T)-1;                                            \
+    traffic_start();                                                                                                   \
     if (tr >= 0) shmem_##NAME##_##OP##_reduce(team, d_, s_, n_);                                                       \
+    if (tr >= 0) traffic_check(team, false, #NAME "_" #OP "_reduce", n_ * sizeof(T));                                  \
     for (size_t i = 0; i < n_ && tr >= 0; i++) {                                                                       \
       long e_ = val(0, i);                                                                                             \
       for (int r = 1; r < tn; r++) e_ = EXPECT(e_, val(r, i));                                                         \
@@ -165,6 +186,12 @@ int main(void) {
   reductions(SHMEM_TEAM_WORLD);
   if (npes >= 3) reductions(odd);
   if (odd != SHMEM_TEAM_INVALID) shmem_team_destroy(odd);
+  /* nodes of 2 PEs (SHOAL_NODE_PES=2) with shared memory inside (not SHOAL_TRANSPORT=ofi: there every PE is its own
+   * node for the collectives) and 3 PEs or more: WORLD goes through the nodes, and PE 1 is no leader there */
+  const char *np = getenv("SHOAL_NODE_PES"), *algo = getenv("SHOAL_COLL_GPU_FAR"), *tl = getenv("SHOAL_TRANSPORT");
+  if (np && !strcmp(np, "2") && !(tl && !strcmp(tl, "ofi")) && npes >= 3 && me == 1 && !(algo && !strcmp(algo, "flat")))
+    CHECK(w->hier && traffic_checks >= 20, "WORLD through the nodes: hier %d, %d calls checked", (int)w->hier,
+          traffic_checks);
   static int all, sum_fails;
   all = fails;
   shmem_int_sum_reduce(SHMEM_TEAM_WORLD, &sum_fails, &all, 1);
