@@ -101,7 +101,8 @@ run() {
 }
 
 export SHOAL_DEVICE_SYMMETRIC_SIZE=256M
-# GPU_TESTS_ONLY=far: only section 3b (every PE its own node)
+src_dir=$(cd "$(dirname "$0")/.." && pwd)
+# GPU_TESTS_ONLY=far: only sections 3b (every PE its own node) and 3c (nodes of two PEs)
 near=1; [ "${GPU_TESTS_ONLY:-}" = far ] && near=0
 if [ $near = 1 ]; then
 # 1. a first look at 2 PEs with the runtime's own report (backend, device, heap)
@@ -120,7 +121,6 @@ bench() {
 # 2b. the shoal Python package with torch (python/tests/test_gpu_torch.py; skipped without torch): device arrays as
 # tensors through DLPack and __cuda_array_interface__, the peers' base table, fcollect/alltoall/all-reduce on a torch
 # stream against torch.distributed (gloo on 127.0.0.1) at 2 and 3 PEs
-src_dir=$(cd "$(dirname "$0")/.." && pwd)
 for n in 2 3; do
   run python-torch pass PYTHONPATH="$src_dir/python" SHOAL_LIB="$(cd "$B" && pwd)/runtime/libshoal.so" \
     MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29400 + n)) -- "$n" python3 "$src_dir/python/tests/test_gpu_torch.py"
@@ -146,6 +146,7 @@ fi # near
 # AMOs), the device API's far PEs through the proxy, GPU collectives host-driven; libfabric's net provider on lo.
 # GPU_TESTS_FAR=0 skips it; GPU_TESTS_FAR_PES: its PE counts (default 2 3 4); GPU_TESTS_FAR_LIST: its programs.
 if [ "${GPU_TESTS_FAR:-1}" != 0 ]; then
+  ftmo=${GPU_TESTS_TIMEOUT:-60}; [ "$mps" != yes ] && ftmo=${GPU_TESTS_TIMEOUT:-150}
   for n in ${GPU_TESTS_FAR_PES:-2 3 4}; do
     for t in ${GPU_TESTS_FAR_LIST:-gpu_ring gpu_typed gpu_amo gpu_signal gpu_barrier gpu_host gpu_bcast gpu_host_amo porting_ring gpu_dcoll}; do
       prog=$T/$t; [ $t = porting_ring ] && prog=$B/examples/porting_ring
@@ -155,15 +156,31 @@ if [ "${GPU_TESTS_FAR:-1}" != 0 ]; then
       # Without MPS the PEs time-slice the GPU, and a far request whose target is a kernel or copy of the other PE
       # waits for that PE's slice (gpu.md: gpu_ring 144 s, gpu_amo 68 s, gpu_typed 47 s at 2 PEs on an H100, 1-4 s
       # under MPS). There the two longest run smaller shapes, every value still checked, and each run gets 150 s.
-      tmo=${GPU_TESTS_TIMEOUT:-60}
       if [ "$mps" != yes ]; then
-        tmo=${GPU_TESTS_TIMEOUT:-150}
         [ $t = gpu_amo ] && args="1 32 2"
         [ $t = gpu_ring ] && args=quick
       fi
       # gpu_dcoll: block collectives, reductions and team barriers in kernels, far members through the proxy (MPS)
       [ $t = gpu_dcoll ] && { [ "$mps" = yes ] && args=forms || continue; }
-      GPU_TESTS_TIMEOUT=$tmo run $t-far pass SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo -- "$n" "$prog" $args
+      GPU_TESTS_TIMEOUT=$ftmo run $t-far pass SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo -- "$n" "$prog" $args
+    done
+    # the collectives (fcollect, alltoall, all-reduce on a torch stream) against torch.distributed (gloo) across nodes
+    GPU_TESTS_TIMEOUT=$ftmo run python-torch-far pass SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo \
+      PYTHONPATH="$src_dir/python" SHOAL_LIB="$(cd "$B" && pwd)/runtime/libshoal.so" MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT=$((29410 + n)) -- "$n" python3 "$src_dir/python/tests/test_gpu_torch.py"
+  done
+  # 3c. nodes of two PEs (SHOAL_NODE_PES=2: shared memory and IPC inside a node, net between): the GPU collectives
+  # through each node's leader (SHOAL_COLL_GPU_FAR), 4 PEs (2 + 2) and 5 (2 + 2 + 1); GPU_TESTS_MIXED_PES
+  for n in ${GPU_TESTS_MIXED_PES:-4 5}; do
+    for t in gpu_bcast gpu_dcoll gpu_ring gpu_signal python-torch; do
+      prog=$T/$t args= extra=()
+      [ $t = gpu_dcoll ] && { [ "$mps" = yes ] && args=forms || continue; }
+      [ $t = python-torch ] && prog=python3 args=$src_dir/python/tests/test_gpu_torch.py \
+        extra=(PYTHONPATH="$src_dir/python" SHOAL_LIB="$(cd "$B" && pwd)/runtime/libshoal.so" MASTER_ADDR=127.0.0.1 \
+               MASTER_PORT=$((29420 + n)))
+      [ $t = gpu_ring ] && [ "$mps" != yes ] && args=quick
+      GPU_TESTS_TIMEOUT=$ftmo run $t-mixed pass SHOAL_NODE_PES=2 FI_PROVIDER=net FI_NET_IFACE=lo \
+        FI_TCP_IFACE=lo "${extra[@]}" -- "$n" "$prog" $args
     done
   done
 fi

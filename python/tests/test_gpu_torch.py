@@ -85,7 +85,18 @@ def main():
     # ---- the base table: every peer's instance read by torch ----
     ptrs = shoal.peer_ptrs(d)
     check(len(ptrs) == n and ptrs[me] == d.ptr, f'peer_ptrs: {[hex(p) for p in ptrs]}, own 0x{d.ptr:x}')
+    k = int(os.environ.get('SHOAL_NODE_PES', '0') or 0)  # nodes of k PEs: only this PE's node is mapped
+    if k > 0:
+        check(all(bool(ptrs[p]) == (p // k == me // k) for p in range(n)),
+              f'peer_ptrs with nodes of {k} PEs: {[hex(p) for p in ptrs]}')
     for p in range(n):
+        if p != me and not ptrs[p]:  # another node's (SHOAL_NODE_PES): no mapping here, and the call says so
+            try:
+                shoal.get_peer_array(d, p)
+                check(False, f'get_peer_array(d, {p}) of another node\'s PE returned')
+            except ValueError:
+                pass
+            continue
         pt = torch.as_tensor(shoal.get_peer_array(d, p), device='cuda')
         check(bool(torch.all(pt == p + 1)), f'get_peer_array(d, {p}): expected {p + 1} everywhere, '
               f'got {pt[:4].tolist()}...')
