@@ -26,8 +26,10 @@
  *     3 barriers.
  *   reductions (not half and bfloat16, whose partials would be rounded once more): per chunk, each leader combines
  *     its node's chunks in team order into its dest, then every leader combines the leaders' partials in leader
- *     order (so every member gets the same bits) and writes its members' dest. 3 barriers per chunk, 1 more at the
- *     end. A leader reads (nodes - 1) partials between nodes, where each member read (n - its node's) chunks.
+ *     order (so every member gets the same bits, which for floating-point sums and products may differ in the last
+ *     bits from the flat form's and the kernels' team order) and writes its members' dest. 2 barriers per chunk, 1
+ *     more at the end. A leader reads (nodes - 1) partials between nodes, where each member read (n - its node's)
+ *     chunks.
  *   alltoall keeps the flat form: each pair of members has its own bytes, so the leaders would carry as many.
  * A stream (the _on_stream forms) is synchronized first, so that its earlier work on the source is done; on return
  * dest is complete, so the stream's later work sees it.
@@ -53,7 +55,8 @@ static bool far_hier(const shoal_team_t *t) {
   return t->hier && !t->aset && strcmp(shoal_env.coll_gpu_far, "flat");
 }
 
-/* The members of node q, in team order, as runs of consecutive ranks: calls f(first rank, count) per run. */
+/* The members of node q, in team order, as runs of consecutive ranks: BODY runs once per run with r0 its first rank
+ * and len its length (a break in BODY leaves only this loop). */
 #define NODE_RUNS(t, q, r0, len, BODY)                                                                                 \
   for (int r0 = 0, len; r0 < (t)->size; r0 += len ? len : 1) {                                                         \
     len = 0;                                                                                                           \
@@ -211,7 +214,8 @@ static void hier_reduce(shoal_team_t *t, char *dest, const char *source, size_t 
         if (!first) combine(type, op, acc, in, m);
         first = false;
       }
-    shoal_coll_barrier(t, routine); /* no source is read any more: dest may be a source */
+    /* No barrier before this write: a node's sources are read by its leader alone, and a member's dest is written
+     * only at the chunk's end, so the partial overwrites nothing another PE still reads (dest may be the source). */
     if (lead) shoal_rma_put(routine, dest + off, acc, len, t->world[t->rank]);
     shoal_coll_barrier(t, routine); /* every leader's partial is in its dest */
     for (int q = 0; q < t->nlead && lead; q++) { /* the partials in leader order: the same bits on every leader */

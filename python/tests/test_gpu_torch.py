@@ -85,12 +85,15 @@ def main():
     # ---- the base table: every peer's instance read by torch ----
     ptrs = shoal.peer_ptrs(d)
     check(len(ptrs) == n and ptrs[me] == d.ptr, f'peer_ptrs: {[hex(p) for p in ptrs]}, own 0x{d.ptr:x}')
-    k = int(os.environ.get('SHOAL_NODE_PES', '0') or 0)  # nodes of k PEs: only this PE's node is mapped
-    if k > 0:
-        check(all(bool(ptrs[p]) == (p // k == me // k) for p in range(n)),
-              f'peer_ptrs with nodes of {k} PEs: {[hex(p) for p in ptrs]}')
+    # Nodes of k PEs (SHOAL_NODE_PES; in runs of k unless SHOAL_NODE_MAP=cyclic deals them round robin): only this
+    # PE's node is mapped. With no such setting every PE is on this node and every peer must be mapped.
+    k = int(os.environ.get('SHOAL_NODE_PES', '0') or 0)
+    nodes = (n + k - 1) // k if k > 0 else 1
+    node = (lambda p: p % nodes) if os.environ.get('SHOAL_NODE_MAP') == 'cyclic' else (lambda p: p // k if k else 0)
+    check(all(bool(ptrs[p]) == (node(p) == node(me)) for p in range(n)),
+          f'peer_ptrs (nodes of {k or n} PEs): {[hex(p) for p in ptrs]}')
     for p in range(n):
-        if p != me and not ptrs[p]:  # another node's (SHOAL_NODE_PES): no mapping here, and the call says so
+        if node(p) != node(me):  # another node's (SHOAL_NODE_PES): no mapping here, and the call says so
             try:
                 shoal.get_peer_array(d, p)
                 check(False, f'get_peer_array(d, {p}) of another node\'s PE returned')
