@@ -13,8 +13,7 @@
  * -dc: each request after its write's delivery; -twomsg: put_signal's CQ data off, each request right behind its
  * write. Mode
  * copy-async (3 PEs): a target's copy into its device heap ends only once the target has answered another PE (the
- * fake's copies end later, as a GPU's do), so it must go on serving others meanwhile; then copies that end together,
- * and one by one, must have their answers joined (copy_async() below). Mode
+ * fake's copies end later, as a GPU's do), so it must go on serving others meanwhile (copy_async() below). Mode
  * copy-enqueue (3 PEs): the same where the backend's call that enqueues the copy is what waits (copy_enqueue()). */
 #include "gpu_fake_backend.h"
 #include "comm.h"
@@ -132,10 +131,6 @@ static long x, copy_started, copy_done; /* symmetric: PE 2 reads copy_started, P
 static _Atomic int64_t copy_since;        /* when the slow copy began; 0: none pending */
 static _Atomic bool copy_gave_up;
 static bool slow_enqueue;
-/* copy-async's last part: copy k (from 1) into the device heap ends once PE 2 has set released to k or more */
-static bool seq_copies;
-static long released; /* symmetric */
-#define SEQ_BIT ((int64_t)1 << 62)
 static long cy_up; /* symmetric: PE 1's copier runs */
 static shoal_status_t s_memcpy(void *d, const void *s, size_t n, void *st) {
   int on = 0;
@@ -151,7 +146,6 @@ static shoal_status_t s_memcpy(void *d, const void *s, size_t n, void *st) {
     return r;
   }
   shoal_status_t r = f_memcpy(d, s, n, st);
-  if (seq_copies && on) __atomic_add_fetch(&copy_started, 1, __ATOMIC_SEQ_CST);
   if (slow_copies && on) {
     atomic_store(&copy_since, mono_ns());
     __atomic_add_fetch(&copy_started, 1, __ATOMIC_SEQ_CST);
@@ -176,20 +170,12 @@ static shoal_status_t s_stream_sync(void *st) {
 }
 static shoal_status_t s_event_create(void **e) { return (*e = calloc(1, sizeof(int64_t))) ? SHOAL_OK : SHOAL_ERR_NOMEM; }
 static shoal_status_t s_event_destroy(void *e) { return free(e), SHOAL_OK; }
-static shoal_status_t s_event_record(void *e, void *st) {
-  (void)st;
-  *(int64_t *)e = seq_copies ? SEQ_BIT | __atomic_load_n(&copy_started, __ATOMIC_SEQ_CST) : atomic_load(&copy_since);
-  return SHOAL_OK;
-}
+static shoal_status_t s_event_record(void *e, void *st) { return *(int64_t *)e = atomic_load(&copy_since), SHOAL_OK; }
 static shoal_status_t s_event_sync(void *e) {
   while (*(int64_t *)e && !copy_over()) sched_yield();
   return SHOAL_OK;
 }
-static shoal_status_t s_event_query(void *e, int *done) {
-  const int64_t v = *(int64_t *)e;
-  if (v & SEQ_BIT) return *done = (v & ~SEQ_BIT) <= __atomic_load_n(&released, __ATOMIC_SEQ_CST), SHOAL_OK;
-  return *done = !v || copy_over(), SHOAL_OK;
-}
+static shoal_status_t s_event_query(void *e, int *done) { return *done = !*(int64_t *)e || copy_over(), SHOAL_OK; }
 static shoal_gpu_ops_t slow;
 
 /* PE 0 puts 64 KiB of pattern tag into PE 1's device heap (host source, so PE 0 copies nothing) while PE 1's copy
@@ -264,37 +250,6 @@ static void copy_async(unsigned char *buf) {
     CHECK(info.answers_joined - joined0 >= 2, "%llu of %u answers went several to a message (want 2 or more)",
           (unsigned long long)(info.answers_joined - joined0), 2 * JOIN);
     slow_copies = false;
-    joined0 = info.answers_joined;
-    copy_started = 0, released = 0, seq_copies = true;
-  }
-  /* Copies that end one by one, 20 ms apart (PE 2 lets copy k end once all JOIN have begun): the target holds each
-   * answer while the same requester's next copy is still pending, so the JOIN answers go in one message; answered
-   * as each copy ends, none would be joined. */
-  shmem_barrier_all();
-  if (me == 0 && hj) {
-    for (unsigned c = 0; c < JOIN; c++) {
-      fill(hj + (size_t)c * 65536, 65536, 0, 40 + c);
-      shmem_putmem_nbi(buf + (size_t)c * 65536, hj + (size_t)c * 65536, 65536, 1);
-    }
-    shmem_quiet();
-  } else if (me == 2) {
-    while (shmem_long_atomic_fetch(&copy_started, 1) < JOIN) sched_yield();
-    for (long k = 1; k <= JOIN; k++) {
-      nanosleep(&(struct timespec){0, 20000000}, NULL);
-      shmem_long_atomic_set(&released, k, 1);
-    }
-  }
-  shmem_barrier_all();
-  if (me == 1) {
-    shoal_tl_ofi_info_t info;
-    shoal_tl_ofi_query(&info);
-    seq_copies = false;
-    for (unsigned c = 0; c < JOIN; c++)
-      CHECK(bad_at(buf + (size_t)c * 65536, 65536, 0, 40 + c) == 65536, "one by one, put %u: byte %zu", c,
-            bad_at(buf + (size_t)c * 65536, 65536, 0, 40 + c));
-    /* all JOIN where the target took every chunk before the first copy ended (PE 2 waits for that, then 20 ms) */
-    CHECK(info.answers_joined - joined0 >= 2, "copies ending one by one: %llu of %u answers joined (want 2 or more)",
-          (unsigned long long)(info.answers_joined - joined0), JOIN);
   }
   shmem_barrier_all();
   free(h), free(hj);

@@ -58,19 +58,13 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value, int *ev) {
   return 0;
 }
 
-/* Answers held back (copies_reap) for their requester's next copy, to go in its message: under exec_mu. */
-static amo_msg_t held[REPN_MAX];
-static int held_to, held_n;
-
 /* Copies finish in order (one stream), so the oldest first; trylock: a busy exec_mu means another thread is in
  * progress, whose next poll reaps. Answers go after the lock, as handle_msg's. */
 void shoal_ofi_copies_reap(void) {
   if (SHOAL_LIKELY(!atomic_load_explicit(&shoal_ofi.pend_out, memory_order_acquire))) return;
   if (pthread_mutex_trylock(&shoal_ofi.exec_mu)) return;
-  amo_msg_t rep[SHOAL_COMM_DEV_COPIES + REPN_MAX];
-  int to[SHOAL_COMM_DEV_COPIES + REPN_MAX], nrep = 0;
-  for (int i = 0; i < held_n; i++) rep[nrep] = held[i], to[nrep++] = held_to;
-  held_n = 0;
+  amo_msg_t rep[SHOAL_COMM_DEV_COPIES];
+  int to[SHOAL_COMM_DEV_COPIES], nrep = 0;
   while (shoal_ofi.pend_n) {
     struct pend_copy *p = &shoal_ofi.pend[shoal_ofi.pend_head];
     bool done;
@@ -82,24 +76,6 @@ void shoal_ofi_copies_reap(void) {
     to[nrep++] = p->pe;
     shoal_ofi.pend_head = (shoal_ofi.pend_head + 1) % SHOAL_COMM_DEV_COPIES;
     shoal_ofi.pend_n--;
-  }
-  /* Hold the answers to the requester whose copy is next in the ring (fewer than REPN_MAX of them, all of status
-   * 0) until that copy is done too: copies into the heap finish one after the other, so a stream of chunks found
-   * done one per pass would otherwise cost a send each. Only while that copy is pending (so never for long, and
-   * pend_out stays non-zero: this is called again), never an answer of another requester. */
-  if (shoal_ofi.pend_n && nrep) {
-    const int next = shoal_ofi.pend[shoal_ofi.pend_head].pe;
-    int k = 0, bad = 0;
-    for (int i = 0; i < nrep; i++)
-      if (to[i] == next) k++, bad += rep[i].op != 0;
-    if (k && k < REPN_MAX && !bad) {
-      int j = 0;
-      for (int i = 0; i < nrep; i++)
-        if (to[i] == next) held[held_n++] = rep[i];
-        else rep[j] = rep[i], to[j++] = to[i];
-      held_to = next;
-      nrep = j;
-    }
   }
   atomic_store_explicit(&shoal_ofi.pend_out, shoal_ofi.pend_n, memory_order_release);
   pthread_mutex_unlock(&shoal_ofi.exec_mu);
