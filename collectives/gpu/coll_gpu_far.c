@@ -89,10 +89,8 @@ static void hier_bcast(shoal_team_t *t, char *d, const char *s, size_t nbytes, i
   if (me == root) {
     for (int q = 0; q < t->nlead; q++) /* other nodes' leaders */
       if (q != rnode) shoal_rma_put_nbi(routine, d, s, nbytes, t->world[t->lead[q]]);
-    NODE_RUNS(t, rnode, r0, len, { /* this node's members, the root last */
-      for (int r = r0; r < r0 + len; r++)
-        if (r != root) shoal_rma_put_nbi(routine, d, s, nbytes, t->world[r]);
-    })
+    for (int r = 0; r < t->size; r++) /* this node's members, the root last */
+      if (t->lnode[r] == rnode && r != root) shoal_rma_put_nbi(routine, d, s, nbytes, t->world[r]);
     shoal_rma_put_nbi(routine, d, s, nbytes, t->world[root]);
   }
   shmem_quiet();
