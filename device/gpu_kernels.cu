@@ -25,7 +25,7 @@ SHOAL_K_EXPORT int SHOAL_K(amo)(void *target, int op, size_t size, uint64_t valu
 
 static __global__ void shoal_k_barrier() {
   __threadfence_system();
-  shoal_d_pe_barrier(true);
+  shoal_d_pe_barrier();
 }
 
 /* op on target (already the peer's address in this process); the old value goes to *out. */

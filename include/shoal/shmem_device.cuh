@@ -465,17 +465,18 @@ SHOAL_DI void shoal_d_grid_sync() {
 
 /* One thread of each PE: dissemination over the device barrier flags; flags hold the barrier count, so nothing is
  * reset and a fast PE's next barrier cannot be taken for this one. */
-SHOAL_DI void shoal_d_pe_barrier(bool quiet) {
+SHOAL_DI void shoal_d_pe_barrier() {
   int n = shoal_d_st().n_pes, me = shoal_d_st().my_pe;
   volatile uint64_t *ep = shoal_d_st().bar_epoch;
   uint64_t e = *ep + 1;
   *ep = e;
   __threadfence_system();
-  /* PEs of other nodes (issue 31): this PE's requests to them complete first (barrier: quiet; every thread posted
-   * before the caller's sync, so the proxy serves them before this), and a round's flag to such a PE is an 8-byte p
-   * through the proxy, which lands it after them (the flag only grows: a put of e is the store of e). */
+  /* PEs of other nodes (issue 31): this PE's requests complete first, for a sync as for a barrier (every thread
+   * posted before the caller's grid sync, so the proxy serves them before this): a sync's flags reach a PE through
+   * other PEs, and only the quiet orders this PE's proxied requests before them (shoal_d_team_barrier). A round's
+   * flag to such a PE is an 8-byte p through the proxy (the flag only grows: a put of e is the store of e). */
   const bool via = shoal_d_st().proxy_queue != 0;
-  if (via && quiet) shoal_d_proxy(SHOAL_PROXY_QUIET, 0, SHOAL_PROXY_F_WAIT, 0, 0, 0, 0, 0, 0, 0, 0);
+  if (via && n > 1) shoal_d_proxy(SHOAL_PROXY_QUIET, 0, SHOAL_PROXY_F_WAIT, 0, 0, 0, 0, 0, 0, 0, 0);
   for (int k = 0, d = 1; d < n; k++, d <<= 1) {
     int to = me + d >= n ? me + d - n : me + d;
     uint64_t *mine = shoal_d_st().bar_flags + k * 16;
@@ -612,16 +613,21 @@ SHOAL_DI shoal_d_cteam shoal_d_cteam_of(shmem_team_t team, const char *routine) 
 /* One thread of each member of c: dissemination over the slot's barrier flags, which hold the slot's barrier count
  * (nothing is reset between barriers; the slot's flags and count start from zero at the team's creation). Orders this
  * thread's earlier stores (and those it saw through __syncthreads / __syncwarp) before every member's return.
- * Members on other nodes (issue 31): first a QUIET (quiet: a barrier's completion of this PE's requests) or a FENCE
- * (a sync: this PE's requests to a member land before its flag, as a near member's stores come before its flag),
- * then a round's flag to such a member is an 8-byte p through the proxy (the count only grows: a put of e is its
- * store), as shoal_d_pe_barrier's. */
+ * Members on other nodes (issue 31): first a QUIET through the proxy, waited for: a barrier's completion of this PE's
+ * requests, and also a sync's when some member is far. A sync's flags reach a member along a chain of other members
+ * (dissemination), and nothing orders this PE's proxied requests before another member's flag: without the quiet a
+ * member could leave the sync before this PE's shmem_p to it landed, which a near member's store cannot do (session
+ * 33, gpu_dcoll with two nodes of two PEs). So a p or put before a sync is seen after it wherever the members are
+ * (the spec asks that only of stores; a kernel that works on one node keeps working across nodes). A round's flag
+ * to a far member is an 8-byte p through the proxy (the count only grows: a put of e is its store), as
+ * shoal_d_pe_barrier's. */
 SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c, bool quiet = false) {
   const int n = c.npes, me = c.me;
   shoal_proxy_queue_t *const q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue;
   const bool via = q != 0;
-  if (via && (quiet || n > 1)) shoal_d_proxy_q(q, quiet ? SHOAL_PROXY_QUIET : SHOAL_PROXY_FENCE, 0, quiet ? SHOAL_PROXY_F_WAIT : 0, 0, 0, 0,
-                           0, 0, 0, 0, 0);
+  bool complete = via && quiet;
+  for (int r = 0; via && !complete && n > 1 && r < n; r++) complete = shoal_d_cteam_far(c, r);
+  if (complete) shoal_d_proxy_q(q, SHOAL_PROXY_QUIET, 0, SHOAL_PROXY_F_WAIT, 0, 0, 0, 0, 0, 0, 0, 0);
   if (n <= 1) return;
   volatile uint64_t *ep = c.bar_epoch;
   const uint64_t e = *ep + 1;
@@ -839,19 +845,19 @@ SHOAL_D_P2P_TYPES(SHOAL_D_DEF_P2P)
 SHOAL_DAPI void shmem_barrier_all(void) SHOAL_DBODY({
   __threadfence_system(); /* quiet */
   shoal_d_grid_sync();
-  if (shoal_d_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) shoal_d_pe_barrier(true);
+  if (shoal_d_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) shoal_d_pe_barrier();
   shoal_d_grid_sync();
 })
 SHOAL_DAPI void shmem_sync_all(void) SHOAL_DBODY({
   shoal_d_grid_sync();
-  if (shoal_d_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) shoal_d_pe_barrier(false);
+  if (shoal_d_tid() == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) shoal_d_pe_barrier();
   shoal_d_grid_sync();
 })
 /* Barrier over all PEs by one block of each PE's kernel (the others do not take part). */
 SHOAL_DX void shmemx_barrier_all_block(void) {
   __threadfence_system();
   __syncthreads();
-  if (shoal_d_tid() == 0) shoal_d_pe_barrier(true);
+  if (shoal_d_tid() == 0) shoal_d_pe_barrier();
   __syncthreads();
 }
 
@@ -859,7 +865,9 @@ SHOAL_DX void shmemx_barrier_all_block(void) {
  * nvshmemx_team_sync_block/_warp, nvshmem_barrier, nvshmemx_barrier_block/_warp) ----
  * Collective over team: on every member, the same scope calls it once per call, with the same team; members are
  * numbered as on the host. sync: no member returns before every member arrived; barrier: also every store and AMO
- * this PE's calling threads issued before it is complete and visible to every PE (quiet, then sync). The thread
+ * this PE's calling threads issued before it is complete and visible to every PE (quiet, then sync). On a team with
+ * a member on another node a sync completes this PE's earlier requests too (a p before it is seen after it, as on
+ * one node; shoal_d_team_barrier says why). The thread
  * forms are called by ONE thread of each member, _warp by every thread of one warp, _block by every thread of one
  * block. The members' calling kernels must run at the same time (one PE per GPU, or MPS). Per team, the calls of one
  * member must not overlap (one scope at a time). SHMEM_TEAM_INVALID or a destroyed team stops the kernel with one line
