@@ -62,7 +62,7 @@ __device__ inline void shoal_coll_block_far(const shoal_d_cteam &c, void *dest, 
   __syncthreads();
   if (tid == 0) {
     __threadfence_system(); /* the block's stores before the flags */
-    shoal_d_team_barrier(c, true);
+    shoal_d_team_barrier(c, SHOAL_D_BAR_QUIET);
   }
   __syncthreads();
 }

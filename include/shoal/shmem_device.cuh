@@ -610,6 +610,10 @@ SHOAL_DI shoal_d_cteam shoal_d_cteam_of(shmem_team_t team, const char *routine) 
   if (__builtin_expect(!shoal_d_cteam_get(team, c), 0)) shoal_d_bad_team(routine, team, shoal_dcoll.size != 0);
   return c;
 }
+/* shoal_d_team_barrier's modes: SHOAL_D_BAR_SYNC (the user's sync), SHOAL_D_BAR_QUIET (a barrier),
+ * SHOAL_D_BAR_ARRIVE (a collective's own step where this PE has no request in flight that a member must see:
+ * arrival and this thread's stores only, no request to the proxy). */
+enum { SHOAL_D_BAR_SYNC, SHOAL_D_BAR_QUIET, SHOAL_D_BAR_ARRIVE };
 /* One thread of each member of c: dissemination over the slot's barrier flags, which hold the slot's barrier count
  * (nothing is reset between barriers; the slot's flags and count start from zero at the team's creation). Orders this
  * thread's earlier stores (and those it saw through __syncthreads / __syncwarp) before every member's return.
@@ -621,12 +625,13 @@ SHOAL_DI shoal_d_cteam shoal_d_cteam_of(shmem_team_t team, const char *routine) 
  * (the spec asks that only of stores; a kernel that works on one node keeps working across nodes). A round's flag
  * to a far member is an 8-byte p through the proxy (the count only grows: a put of e is its store), as
  * shoal_d_pe_barrier's. */
-SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c, bool quiet = false) {
+SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c, int mode = SHOAL_D_BAR_SYNC) {
   const int n = c.npes, me = c.me;
   shoal_proxy_queue_t *const q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue;
   const bool via = q != 0;
-  bool complete = via && quiet;
-  for (int r = 0; via && !complete && n > 1 && r < n; r++) complete = shoal_d_cteam_far(c, r);
+  bool complete = via && mode == SHOAL_D_BAR_QUIET;
+  for (int r = 0; via && mode == SHOAL_D_BAR_SYNC && !complete && n > 1 && r < n; r++)
+    complete = shoal_d_cteam_far(c, r);
   if (complete) shoal_d_proxy_q(q, SHOAL_PROXY_QUIET, 0, SHOAL_PROXY_F_WAIT, 0, 0, 0, 0, 0, 0, 0, 0);
   if (n <= 1) return;
   volatile uint64_t *ep = c.bar_epoch;
@@ -891,20 +896,20 @@ SHOAL_DX void shmemx_team_sync_block(shmem_team_t team) {
 SHOAL_DX void shmemx_barrier(shmem_team_t team) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier");
   __threadfence_system(); /* quiet */
-  shoal_d_team_barrier(c, true);
+  shoal_d_team_barrier(c, SHOAL_D_BAR_QUIET);
 }
 SHOAL_DX void shmemx_barrier_warp(shmem_team_t team) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier_warp");
   __threadfence_system();
   SHOAL_GPU_SYNCWARP();
-  if (shoal_d_leader_warp()) shoal_d_team_barrier(c, true);
+  if (shoal_d_leader_warp()) shoal_d_team_barrier(c, SHOAL_D_BAR_QUIET);
   SHOAL_GPU_SYNCWARP();
 }
 SHOAL_DX void shmemx_barrier_block(shmem_team_t team) {
   const shoal_d_cteam c = shoal_d_cteam_of(team, "shmemx_barrier_block");
   __threadfence_system();
   __syncthreads();
-  if (shoal_d_leader_block()) shoal_d_team_barrier(c, true);
+  if (shoal_d_leader_block()) shoal_d_team_barrier(c, SHOAL_D_BAR_QUIET);
   __syncthreads();
 }
 

@@ -69,7 +69,7 @@ __device__ inline void reduce_block_far(const shoal_d_cteam &c, K *dest, const K
   __syncthreads();
   if (tid == 0) {
     __threadfence_system(); /* the block's stores to source before the entry flags */
-    shoal_d_team_barrier(c, false);
+    shoal_d_team_barrier(c, SHOAL_D_BAR_ARRIVE);
   }
   __syncthreads();
   for (size_t at = 0; at < nreduce; at += tile) {
@@ -92,14 +92,14 @@ __device__ inline void reduce_block_far(const shoal_d_cteam &c, K *dest, const K
       }
     }
     __syncthreads();
-    if (tid == 0) shoal_d_team_barrier(c, false); /* every member read this tile of this PE's source */
+    if (tid == 0) shoal_d_team_barrier(c, SHOAL_D_BAR_ARRIVE); /* every member read this tile of this PE's source */
     __syncthreads();
     for (size_t i = tid; i < cnt; i += nt) dest[at + i] = R::out(acc[i]);
   }
   __syncthreads();
   if (tid == 0) {
     __threadfence_system(); /* the block's stores to dest before the exit flags */
-    shoal_d_team_barrier(c, false);
+    shoal_d_team_barrier(c, SHOAL_D_BAR_ARRIVE);
   }
   __syncthreads();
 }

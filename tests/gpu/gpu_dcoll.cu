@@ -94,8 +94,20 @@ static char expect(int op, int r, size_t i, size_t nb, int root, const int *worl
   return (char)t_pat(world[root], i, op);
 }
 
+/* GPU_DCOLL_TRACE=1: each PE names each step on stderr before it (where a run that hangs stopped) */
+static bool trace;
+#define STEP(...)                                                                                                      \
+  do {                                                                                                                 \
+    if (trace) {                                                                                                       \
+      fprintf(stderr, "gpu_dcoll: PE %d: ", t_me);                                                                     \
+      fprintf(stderr, __VA_ARGS__);                                                                                    \
+      fputc('\n', stderr);                                                                                             \
+    }                                                                                                                  \
+  } while (0)
+
 int main(int argc, char **argv) {
   t_start("gpu_dcoll");
+  trace = getenv("GPU_DCOLL_TRACE") != NULL;
   if (argc > 1 && (!strcmp(argv[1], "badteam") || !strcmp(argv[1], "badroot"))) {
     char *b = (char *)t_dmalloc(64 * t_npes);
     LAUNCH_SYNC(k_bad<<<1, 32>>>(!strcmp(argv[1], "badroot"), b, b + 32 * t_npes));
@@ -109,6 +121,7 @@ int main(int argc, char **argv) {
   /* bytes per block: 1024 (16-byte path) and 1000 at offset 4 (byte path); int multiples for the typed form */
   const size_t nb = 1000, cap = 1024 * (size_t)t_npes + 64;
   char *src = (char *)t_dmalloc(cap), *dst = (char *)t_dmalloc(cap), *h = (char *)malloc(cap);
+  int *team_n = (int *)shmem_malloc(2 * sizeof(int)), *team_nmax = team_n + 1;
   for (int ti = 0; forms && ti < 3; ti++) {
     shmem_team_t team = teams[ti].team;
     /* every PE takes part in the host barriers; members of team also in the kernel */
@@ -116,10 +129,20 @@ int main(int argc, char **argv) {
                   shmem_team_my_pe(team);
     int world[4096];
     for (int m = 0; m < n; m++) world[m] = shmem_team_translate_pe(team, m, SHMEM_TEAM_WORLD);
-    const int roots = ti == 2 ? (t_npes + 1) / 2 : n; /* the same on every PE: the host barriers below match */
+    /* The same on every PE, so that the host barriers below match: SHMEM_TEAM_SHARED's size differs between nodes of
+     * different sizes (nodes of two at 5 PEs: 2, 2, 1), so every PE loops over the largest team's roots, and a member
+     * of a smaller team only meets the others' barriers for a root it does not have. */
+    *team_n = n;
+    shmem_int_max_reduce(SHMEM_TEAM_WORLD, team_nmax, team_n, 1);
+    const int roots = ti == 2 ? (t_npes + 1) / 2 : *team_nmax;
     for (int op = 0; op < 4; op++)
       for (int root = 0; root < (op >= OP_BCAST ? roots : 1); root++)
         for (int shift = 0; shift < 2; shift++) { /* 16-byte aligned source and dest, then both off by 4 */
+          if (r >= 0 && root >= n) { /* no such root in this PE's team (SHARED on a smaller node) */
+            shmem_barrier_all();
+            shmem_barrier_all();
+            continue;
+          }
           const size_t off = shift ? 4 : 0, nbytes = shift ? nb : 1024;
           const size_t srcn = op == OP_ALLTOALL ? nbytes * (n ? n : 1) : nbytes;
           const size_t dstn = op >= OP_BCAST ? nbytes : nbytes * (n ? n : 1);
@@ -128,6 +151,7 @@ int main(int argc, char **argv) {
           GPU_OK(gpuMemset(dst, T_POISON, cap));
           GPU_OK(gpuDeviceSynchronize());
           shmem_barrier_all();
+          STEP("%s(%s) root %d shift %d", op_name[op], teams[ti].name, root, shift);
           if (r >= 0) LAUNCH_SYNC(k_coll<<<1, 256>>>(op, team, dst + off, src + off, nbytes, root));
           shmem_barrier_all();
           GPU_OK(gpuMemcpy(h, dst, cap, gpuMemcpyDefault));
@@ -160,6 +184,7 @@ int main(int argc, char **argv) {
         GPU_OK(gpuDeviceSynchronize());
         shmem_barrier_all();
         char *out = inplace ? rs : rd;
+        STEP("%s(%s) %s", red_name[op], teams[ti].name, inplace ? "in place" : "out of place");
         if (n) LAUNCH_SYNC(k_red<<<1, 128 << (t_me % 3)>>>(op, team, out, rs, RN));
         shmem_barrier_all();
         if (!n) continue;
@@ -187,6 +212,7 @@ int main(int argc, char **argv) {
     GPU_OK(gpuMemset(rd, T_POISON, RN * 8));
     GPU_OK(gpuDeviceSynchronize());
     shmem_barrier_all();
+    STEP("reduce then fcollect (%s)", teams[ti].name);
     if (n) LAUNCH_SYNC(k_redcoll<<<1, 128 << (t_me % 3)>>>(team, rd, (const long *)rs, RN, src, 1024));
     shmem_barrier_all();
     if (!n) continue;
@@ -214,6 +240,7 @@ int main(int argc, char **argv) {
       GPU_OK(gpuMemset(seen, 0, ROUNDS * sizeof(int)));
       GPU_OK(gpuDeviceSynchronize());
       shmem_barrier_all();
+      STEP("%s(%s)", form_name[f], tname);
       if (team != SHMEM_TEAM_INVALID) LAUNCH_SYNC(k_bar<<<1, 64>>>(f, team, var, ROUNDS, seen));
       shmem_barrier_all();
       int got[ROUNDS];
