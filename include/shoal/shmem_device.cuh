@@ -471,12 +471,13 @@ SHOAL_DI void shoal_d_pe_barrier() {
   uint64_t e = *ep + 1;
   *ep = e;
   __threadfence_system();
-  /* PEs of other nodes (issue 31): this PE's requests complete first, for a sync as for a barrier (every thread
-   * posted before the caller's grid sync, so the proxy serves them before this): a sync's flags reach a PE through
-   * other PEs, and only the quiet orders this PE's proxied requests before them (shoal_d_team_barrier). A round's
-   * flag to such a PE is an 8-byte p through the proxy (the flag only grows: a put of e is the store of e). */
+  /* PEs of other nodes (issue 31): this PE's requests complete first, for a sync as for a barrier (those its threads
+   * posted before the caller's grid sync or __syncthreads, which the proxy serves before this): a sync's flags reach
+   * a PE through other PEs, and only the quiet orders this PE's proxied requests before them (shoal_d_team_barrier).
+   * A round's flag to such a PE is an 8-byte p through the proxy (the flag only grows: a put of e is the store of e).
+   * (A proxy exists only when some PE is far: one node posts nothing.) */
   const bool via = shoal_d_st().proxy_queue != 0;
-  if (via && n > 1) shoal_d_proxy(SHOAL_PROXY_QUIET, 0, SHOAL_PROXY_F_WAIT, 0, 0, 0, 0, 0, 0, 0, 0);
+  if (via) shoal_d_proxy(SHOAL_PROXY_QUIET, 0, SHOAL_PROXY_F_WAIT, 0, 0, 0, 0, 0, 0, 0, 0);
   for (int k = 0, d = 1; d < n; k++, d <<= 1) {
     int to = me + d >= n ? me + d - n : me + d;
     uint64_t *mine = shoal_d_st().bar_flags + k * 16;
@@ -612,13 +613,14 @@ SHOAL_DI shoal_d_cteam shoal_d_cteam_of(shmem_team_t team, const char *routine) 
 }
 /* shoal_d_team_barrier's modes: SHOAL_D_BAR_SYNC (the user's sync), SHOAL_D_BAR_QUIET (a barrier),
  * SHOAL_D_BAR_ARRIVE (a collective's own step where this PE has no request in flight that a member must see:
- * arrival and this thread's stores only, no request to the proxy). */
+ * arrival and this thread's stores only; an unwaited FENCE, as every form posted before session 34, keeps this
+ * barrier's flag puts behind the last one's to the same word, which "the count only grows" relies on). */
 enum { SHOAL_D_BAR_SYNC, SHOAL_D_BAR_QUIET, SHOAL_D_BAR_ARRIVE };
 /* One thread of each member of c: dissemination over the slot's barrier flags, which hold the slot's barrier count
  * (nothing is reset between barriers; the slot's flags and count start from zero at the team's creation). Orders this
  * thread's earlier stores (and those it saw through __syncthreads / __syncwarp) before every member's return.
  * Members on other nodes (issue 31): first a QUIET through the proxy, waited for: a barrier's completion of this PE's
- * requests, and also a sync's when some member is far. A sync's flags reach a member along a chain of other members
+ * requests, and also a sync's when some member is far (ARRIVE: a FENCE, not waited). A sync's flags reach a member along a chain of other members
  * (dissemination), and nothing orders this PE's proxied requests before another member's flag: without the quiet a
  * member could leave the sync before this PE's shmem_p to it landed, which a near member's store cannot do (session
  * 33, gpu_dcoll with two nodes of two PEs). So a p or put before a sync is seen after it wherever the members are
@@ -633,6 +635,7 @@ SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c, int mode = SHOAL_D_BA
   for (int r = 0; via && mode == SHOAL_D_BAR_SYNC && !complete && n > 1 && r < n; r++)
     complete = shoal_d_cteam_far(c, r);
   if (complete) shoal_d_proxy_q(q, SHOAL_PROXY_QUIET, 0, SHOAL_PROXY_F_WAIT, 0, 0, 0, 0, 0, 0, 0, 0);
+  else if (via && n > 1) shoal_d_proxy_q(q, SHOAL_PROXY_FENCE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   if (n <= 1) return;
   volatile uint64_t *ep = c.bar_epoch;
   const uint64_t e = *ep + 1;
@@ -871,8 +874,8 @@ SHOAL_DX void shmemx_barrier_all_block(void) {
  * Collective over team: on every member, the same scope calls it once per call, with the same team; members are
  * numbered as on the host. sync: no member returns before every member arrived; barrier: also every store and AMO
  * this PE's calling threads issued before it is complete and visible to every PE (quiet, then sync). On a team with
- * a member on another node a sync completes this PE's earlier requests too (a p before it is seen after it, as on
- * one node; shoal_d_team_barrier says why). The thread
+ * a member on another node a sync completes this PE's requests posted before its calling scope's leader reaches it
+ * too (a p before it is seen after it, as on one node; shoal_d_team_barrier says why). The thread
  * forms are called by ONE thread of each member, _warp by every thread of one warp, _block by every thread of one
  * block. The members' calling kernels must run at the same time (one PE per GPU, or MPS). Per team, the calls of one
  * member must not overlap (one scope at a time). SHMEM_TEAM_INVALID or a destroyed team stops the kernel with one line

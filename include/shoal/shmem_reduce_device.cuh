@@ -49,8 +49,8 @@ template <typename K> __device__ inline K vload(const K *p) {
   memcpy(&k, &w, sizeof k);
   return k;
 }
-/* The reduction on a team with a member on another node (issue 31), by the calling block: an entry sync (every
- * member's source ready), then per tile (the same on every member whatever its block size: the barriers' count and
+/* The reduction on a team with a member on another node (issue 31), by the calling block: an entry barrier (arrival:
+ * every member's source ready), then per tile (the same on every member whatever its block size: the barriers' count and
  * the ranges must match) every member's tile combined in team order 0 .. n-1 in the accumulator type (so every member
  * gets the same bits) into accumulators in the second half of the slot's scratch: a member of this node read through
  * the peer table, a far one's tile fetched first into the first half by one get through the proxy; a team barrier
