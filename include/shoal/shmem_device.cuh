@@ -620,13 +620,13 @@ enum { SHOAL_D_BAR_SYNC, SHOAL_D_BAR_QUIET, SHOAL_D_BAR_ARRIVE };
  * (nothing is reset between barriers; the slot's flags and count start from zero at the team's creation). Orders this
  * thread's earlier stores (and those it saw through __syncthreads / __syncwarp) before every member's return.
  * Members on other nodes (issue 31): first a QUIET through the proxy, waited for: a barrier's completion of this PE's
- * requests, and also a sync's when some member is far (ARRIVE: a FENCE, not waited). A sync's flags reach a member along a chain of other members
- * (dissemination), and nothing orders this PE's proxied requests before another member's flag: without the quiet a
- * member could leave the sync before this PE's shmem_p to it landed, which a near member's store cannot do (session
- * 33, gpu_dcoll with two nodes of two PEs). So a p or put before a sync is seen after it wherever the members are
- * (the spec asks that only of stores; a kernel that works on one node keeps working across nodes). A round's flag
- * to a far member is an 8-byte p through the proxy (the count only grows: a put of e is its store), as
- * shoal_d_pe_barrier's. */
+ * requests, and also a sync's when some member is far (otherwise, and for ARRIVE, an unwaited FENCE). A sync's flags
+ * reach a member along a chain of other members (dissemination), and nothing orders this PE's proxied requests
+ * before another member's flag: without the quiet a member could leave the sync before this PE's shmem_p to it
+ * landed, which a near member's store cannot do (session 33, gpu_dcoll with two nodes of two PEs). So a p or put
+ * before a sync is seen after it wherever the members are (the spec asks that only of stores; a kernel that works on
+ * one node keeps working across nodes). A round's flag to a far member is an 8-byte p through the proxy (the count
+ * only grows: a put of e is its store), as shoal_d_pe_barrier's. */
 SHOAL_DI void shoal_d_team_barrier(const shoal_d_cteam &c, int mode = SHOAL_D_BAR_SYNC) {
   const int n = c.npes, me = c.me;
   shoal_proxy_queue_t *const q = (shoal_proxy_queue_t *)shoal_dstate.proxy_queue;

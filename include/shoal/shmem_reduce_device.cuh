@@ -50,12 +50,12 @@ template <typename K> __device__ inline K vload(const K *p) {
   return k;
 }
 /* The reduction on a team with a member on another node (issue 31), by the calling block: an entry barrier (arrival:
- * every member's source ready), then per tile (the same on every member whatever its block size: the barriers' count and
- * the ranges must match) every member's tile combined in team order 0 .. n-1 in the accumulator type (so every member
- * gets the same bits) into accumulators in the second half of the slot's scratch: a member of this node read through
- * the peer table, a far one's tile fetched first into the first half by one get through the proxy; a team barrier
- * (every member read this tile of every source: dest may be the source), then the tile stored into this PE's dest.
- * An exit barrier: on return every member's dest is complete (a next call may write into it at once). */
+ * every member's source ready), then per tile (the same on every member whatever its block size: the barriers' count
+ * and the ranges must match) every member's tile combined in team order 0 .. n-1 in the accumulator type (so every
+ * member gets the same bits) into accumulators in the second half of the slot's scratch: a member of this node read
+ * through the peer table, a far one's tile fetched first into the first half by one get through the proxy; a team
+ * barrier (every member read this tile of every source: dest may be the source), then the tile stored into this PE's
+ * dest. An exit barrier: on return every member's dest is complete (a next call may write into it at once). */
 template <int OP, typename K>
 __device__ inline void reduce_block_far(const shoal_d_cteam &c, K *dest, const K *source, size_t nreduce) {
   typedef shoal_cr::tr<K> R;
