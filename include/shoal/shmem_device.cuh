@@ -849,7 +849,9 @@ SHOAL_D_AMO_BIT_TYPES(SHOAL_D_DEF_AMO_BIT)
       SHOAL_DBODY({ return shoal_d_cmp(shoal_d_load_acquire(ivar), cmp, cmp_value); })
 SHOAL_D_P2P_TYPES(SHOAL_D_DEF_P2P)
 
-/* ---- barriers over all PEs: every thread of every block of the kernel calls them ---- */
+/* ---- barriers over all PEs: every thread of every block of the kernel calls them (spec 9.9: barrier = quiet + sync)
+ * With a PE on another node, shmem_sync_all also completes this PE's requests posted before it, as shmem_team_sync
+ * does on such a team (shoal_d_team_barrier says why). ---- */
 SHOAL_DAPI void shmem_barrier_all(void) SHOAL_DBODY({
   __threadfence_system(); /* quiet */
   shoal_d_grid_sync();
