@@ -52,7 +52,9 @@
  *     t->stage_done, the same on every member), otherwise the member's entry signal of this round. Members post
  *     "done" only every few rounds from one root (and on a root change), and an entry signal when the root would
  *     otherwise wait for a round they have not confirmed: a loop from one root costs members one message per 64
- *     calls (at most half the ring's rounds), and the root runs up to the ring ahead without waiting.
+ *     calls (at most half the ring's rounds), and the root runs up to the ring ahead without waiting. The data goes
+ *     down a binomial tree: the root writes ceil(log2 n) members' slots and each member forwards to its children
+ *     (shoal_coll_tree_kids); the root waits for every member's word before its first write.
  *     shmem_team_destroy has members post what they owe before roots wait (shoal_coll_stage_drain).
  *   fcollect and alltoall: every member puts its block into its slot of every receiver's scratch half (a scratch
  *     round: the signal chain of the round before says the receiver has finished with that half) and each copies

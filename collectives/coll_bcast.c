@@ -79,7 +79,12 @@ static void bcast_hier(shoal_team_t *t, void *dest, const void *src, size_t nb, 
  * waits for nothing (it waited for the round before last's "done", a round trip per two calls). Each "done" costs
  * the root far more than its share: it lands while the root is sending, not waiting, so the root's progress thread
  * wakes on its core (2 PEs over net on lo, 8 B-1 KiB: 12.3 us per call with one per 8 calls, 10.0 per 32, 9.5 per
- * 64, 9.4 per 128; session 30). */
+ * 64, 9.4 per 128; session 30).
+ * The data goes down a binomial tree (shoal_coll_tree_kids): the root writes ceil(log2 n) members' slots, each of
+ * them forwards from its own slot to its children, so no member sends more than that per call (n - 1 from the root
+ * before: with a member per node, the root's sends were the call's time). The members' words still go to the root,
+ * and it waits for every member's before its first write: a member's slot is written only after the root's write
+ * of that round to the member's parent, so after the root saw that the member had read the slot's last round. */
 #define BCAST_FAR_ACK_EVERY 64
 static void far_post(shoal_team_t *t, int root, uint64_t v) {
   shoal_coll_post(t, root, v);
@@ -102,20 +107,24 @@ static void bcast_far(shoal_team_t *t, void *dest, const void *src, size_t nb, i
     t->stage_done[k] = ack;
   }
   char *stage = t->stage + (size_t)pos * SHOAL_STAGE_SLOT;
+  const int vr = wrap(me - root + n, n);
   if (me != root) {
     if (other || (own && (t->far_post_root != root || t->far_post_val < own))) far_post(t, root, ready);
-    shoal_coll_wait(t, root, ack);
+    const int first = shoal_coll_tree_first(vr); /* twice vr's highest bit: its parent is vr - first / 2 */
+    shoal_coll_wait(t, wrap(vr - first / 2 + root, n), ack);
+    for (long m = first; vr + m < n; m <<= 1) { /* forwarded before the copy: the children wait, the copy does not */
+      int r = wrap((int)(vr + m) + root, n);
+      shoal_coll_put_post(t, r, stage + t->delta[r], stage, nb, ack, routine);
+    }
     memcpy(dest, stage, nb);
     int half = t->stage_slots / need / 2, every = half < BCAST_FAR_ACK_EVERY ? half : BCAST_FAR_ACK_EVERY;
     if (t->far_post_root != root || ++t->far_unposted >= every) far_post(t, root, ack);
     return;
   }
-  for (int k = 1; k < n; k++) {
-    int r = wrap(me + k, n);
-    if (other)
-      shoal_coll_wait(t, r, ready);
-    else if (own)
-      shoal_coll_wait(t, r, own);
+  if (other || own) /* every member's word, before anyone writes its slot */
+    for (int k = 1; k < n; k++) shoal_coll_wait(t, wrap(me + k, n), other ? ready : own);
+  for (long m = 1; m < n; m <<= 1) {
+    int r = wrap((int)m + me, n);
     shoal_coll_put_post(t, r, stage + t->delta[r], src, nb, ack, routine);
   }
   if (local) memcpy(dest, src, nb);

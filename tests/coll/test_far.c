@@ -4,8 +4,9 @@
  *
  * Run with SHOAL_NODE_PES=1 (every PE its own node: libfabric between all of them). Per call, counted on each PE
  * through the transport (shoal_g.tl_ops, and libfabric's reads):
- *   broadcast: the root a put and a signal per member, a member no read (it does not get the root's staging) and
- *     at most an entry signal and a "done"; from one root, once around the staging ring, one "done" per 64 calls
+ *   broadcast: down a binomial tree, a put and a signal per child (the root ceil(log2 n) of them, not n - 1 as
+ *     before: fails at 4 and 5 PEs without the tree), a member no read (it does not get the root's staging) and at
+ *     most an entry signal and a "done"; from one root, once around the staging ring, one "done" per 64 calls
  *     (batched: the root does not wait on them);
  *   fcollect, alltoall, sum_reduce: a put and a signal per other member, no entry signal (3 per member before).
  * Where the transport carries the flag with the data (shoal_tl_ofi_info_t.cq_signal: remote CQ data, issue 29), a
@@ -66,8 +67,8 @@ static void bcast_check(int c, size_t nel, int root) {
               nel, root, i, dst[i], val(root, c, i));
 }
 
-/* Roots change every third call: a root sends a put and a signal per member and call; a member at most its entry
- * signal (a slot last staged by another root) and a "done" (on a root change). */
+/* Roots change every third call: each PE sends a put and a signal per child in the root's tree and call; a member
+ * at most its entry signal (a slot last staged by another root) and a "done" (on a root change) more. */
 static void bcast(size_t nel) {
   uint64_t ops = shoal_g.tl_ops, reads = ofi_reads();
   long want = 0, members = 0;
@@ -77,8 +78,8 @@ static void bcast(size_t nel) {
     for (size_t i = 0; i < nel; i++) src[i] = val(root, c, i);
     shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, nel, root);
     bcast_check(c, nel, root);
-    if (me == root) want += per_put * (npes - 1);
-    else members++;
+    want += per_put * shoal_coll_tree_kids((me - root + npes) % npes, npes);
+    members += me != root;
   }
   long sent = (long)(shoal_g.tl_ops - ops);
   if (fits && (sent < want || sent > want + 2 * members) && counting && fails++ < 10)
@@ -89,9 +90,9 @@ static void bcast(size_t nel) {
 }
 
 /* From one root, twice around WORLD's staging ring (slots staged by other roots before: entry signals on the first
- * pass): on the second a member sends one "done" per ACK_EVERY calls, the root a put and a signal per member and
- * call (session 30: one per 8 calls before; each cost the root a wake-up of its progress thread). Values checked
- * on every call, sources rewritten right after it returns. */
+ * pass): on the second a member sends one "done" per ACK_EVERY calls (session 30: one per 8 calls before; each cost
+ * the root a wake-up of its progress thread) besides a put and a signal per child in the tree and call, as the
+ * root does. Values checked on every call, sources rewritten right after it returns. */
 #define ACK_EVERY 64 /* coll_bcast.c's BCAST_FAR_ACK_EVERY, at most half the ring's rounds */
 static void bcast_one_root(int root) {
   int ring = ((shoal_team_t *)SHMEM_TEAM_WORLD)->stage_slots, every = ring / 2 < ACK_EVERY ? ring / 2 : ACK_EVERY;
@@ -103,10 +104,11 @@ static void bcast_one_root(int root) {
     bcast_check(c, 1, root);
   }
   long sent = (long)(shoal_g.tl_ops - ops);
-  long want = me == root ? per_put * (npes - 1) * ring : (ring + every - 1) / every + 1;
-  if ((me == root ? sent != want : sent > want) && counting && fails++ < 10)
+  long kids = per_put * shoal_coll_tree_kids((me - root + npes) % npes, npes) * ring;
+  long want = kids + (me == root ? 0 : (ring + every - 1) / every + 1);
+  if ((me == root ? sent != want : sent > want || sent < kids) && counting && fails++ < 10)
     fprintf(stderr, "test_far: PE %d: %d broadcasts of 1 long from PE %d: %ld operations through the transport, want "
-            "%s%ld\n", me, ring, root, sent, me == root ? "" : "at most ", want);
+            "%ld to %ld\n", me, ring, root, sent, me == root ? want : kids, want);
   shmem_barrier_all();
 }
 
