@@ -4,8 +4,9 @@
  *     different roots do not all hit the same PE first, signalling each right after.
  *   staged (small, teams; the default up to half the team's staging): the root copies into its staging and
  *     signals; every member copies from there into its dest and signals back (coll.h): no round trip per call.
- *     On teams whose other members are all on other nodes (t->all_far) the root puts into each member's staging
- *     instead, see bcast_far: a member's read of the root's would be a round trip.
+ *     On teams whose other members are all on other nodes (t->all_far) the data is put into each member's staging
+ *     instead, down a binomial tree from the root, see bcast_far: a member's read of the root's would be a round
+ *     trip.
  *   push-unsafe: push without the entry signals (a fast root may overwrite the previous call's result that a slow
  *     member is still reading: only for calls that something else orders).
  *   pull (large): the root signals "source ready"; every member copies from the root's source at the same time
@@ -68,8 +69,9 @@ static void bcast_hier(shoal_team_t *t, void *dest, const void *src, size_t nb, 
   }
 }
 
-/* Staged, on t->all_far teams (coll.h, "Members on other nodes"): the root puts src into a run of slots of every
- * member's staging ring (t->stage_pos, as shoal_coll_stage's) and signals ack; a member copies it into dest. Before
+/* Staged, on t->all_far teams (coll.h, "Members on other nodes"): src goes into a run of slots of every member's
+ * staging ring (t->stage_pos, as shoal_coll_stage's) with a signal (ack), down the tree below; a member copies it
+ * into dest. Before
  * the root writes a run again it needs each member's word that it read the slots' last round: a signal from it of
  * at least that round's ack when this root staged it (t->stage_root, t->stage_done: the same on every member),
  * otherwise the member's entry signal (ready) of this round. A member posts "done" (its latest value) only every
@@ -81,10 +83,10 @@ static void bcast_hier(shoal_team_t *t, void *dest, const void *src, size_t nb, 
  * wakes on its core (2 PEs over net on lo, 8 B-1 KiB: 12.3 us per call with one per 8 calls, 10.0 per 32, 9.5 per
  * 64, 9.4 per 128; session 30).
  * The data goes down a binomial tree (shoal_coll_tree_kids): the root writes ceil(log2 n) members' slots, each of
- * them forwards from its own slot to its children, so no member sends more than that per call (n - 1 from the root
- * before: with a member per node, the root's sends were the call's time). The members' words still go to the root,
- * and it waits for every member's before its first write: a member's slot is written only after the root's write
- * of that round to the member's parent, so after the root saw that the member had read the slot's last round. */
+ * them forwards from its own slot to its children, so no member sends more than that many puts per call (n - 1 from
+ * the root before: with a member per node, the root's sends were the call's time). The members' words still go to
+ * the root, and it waits for every member's before its first write: a member's slot is written only after the root's
+ * write of that round to the member's parent, so after the root saw that the member had read the slot's last round. */
 #define BCAST_FAR_ACK_EVERY 64
 static void far_post(shoal_team_t *t, int root, uint64_t v) {
   shoal_coll_post(t, root, v);
@@ -110,8 +112,8 @@ static void bcast_far(shoal_team_t *t, void *dest, const void *src, size_t nb, i
   const int vr = wrap(me - root + n, n);
   if (me != root) {
     if (other || (own && (t->far_post_root != root || t->far_post_val < own))) far_post(t, root, ready);
-    const int first = shoal_coll_tree_first(vr); /* twice vr's highest bit: its parent is vr - first / 2 */
-    shoal_coll_wait(t, wrap(vr - first / 2 + root, n), ack);
+    const long first = shoal_coll_tree_first(vr); /* twice vr's highest bit: its parent is vr - first / 2 */
+    shoal_coll_wait(t, wrap((int)(vr - first / 2) + root, n), ack);
     for (long m = first; vr + m < n; m <<= 1) { /* forwarded before the copy: the children wait, the copy does not */
       int r = wrap((int)(vr + m) + root, n);
       shoal_coll_put_post(t, r, stage + t->delta[r], stage, nb, ack, routine);

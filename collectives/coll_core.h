@@ -120,7 +120,7 @@ void shoal_coll_hier_exchanged(shoal_team_t *t, uint64_t v);
  * mod n. The parent of vr > 0 is vr less its highest bit; its children are vr + m for every power of two m above
  * that bit (every power of two for the root) with vr + m < n, the lowest m (the largest subtree) first. The lowest
  * m of vr's children; the number of them (tests count the root's and each member's operations with it). */
-static inline int shoal_coll_tree_first(int vr) { return vr ? 2 << (31 - __builtin_clz((unsigned)vr)) : 1; }
+static inline long shoal_coll_tree_first(int vr) { return vr ? 2L << (31 - __builtin_clz((unsigned)vr)) : 1; }
 static inline int shoal_coll_tree_kids(int vr, int n) {
   int k = 0;
   for (long m = shoal_coll_tree_first(vr); vr + m < n; m <<= 1) k++;
