@@ -46,14 +46,14 @@
  * Members on other nodes (t->all_far). There a signal costs a message and a round trip costs two, so the entry rule's
  * wait and a member's read of the root's staging (a get) are what a small collective's time is made of. Such teams
  * write into the receivers' own buffers instead, which the rules above already protect:
- *   broadcast: the data goes into a run of slots of each member's staging ring (not the root's) with a signal,
- *     down a binomial tree from the root; the member copies it into its dest. Before the root writes a slot again it needs every member's word that it read
- *     the slot's last round: a signal of at least that round's "done" value when this root staged it (t->stage_root,
- *     t->stage_done, the same on every member), otherwise the member's entry signal of this round. Members post
- *     "done" only every few rounds from one root (and on a root change), and an entry signal when the root would
- *     otherwise wait for a round they have not confirmed: a loop from one root costs members one message per 64
- *     calls (at most half the ring's rounds), and the root runs up to the ring ahead without waiting. The data goes
- *     down a binomial tree: the root writes ceil(log2 n) members' slots and each member forwards to its children
+ *   broadcast: the data goes into a run of slots of each member's staging ring (not the root's) with a signal; the
+ *     member copies it into its dest. Before the root writes a slot again it needs every member's word that it read the
+ *     slot's last round: a signal of at least that round's "done" value when this root staged it (t->stage_root,
+ *     t->stage_done, the same on every member), otherwise the member's entry signal of this round. Members post "done"
+ *     only every few rounds from one root (and on a root change), and an entry signal when the root would otherwise
+ *     wait for a round they have not confirmed: a loop from one root costs members one message per 64 calls (at most
+ *     half the ring's rounds), and the root runs up to the ring ahead without waiting. The data goes down a binomial
+ *     tree: the root writes ceil(log2 n) members' slots and each member forwards to its children
  *     (shoal_coll_tree_kids); the root waits for every member's word before its first write.
  *     shmem_team_destroy has members post what they owe before roots wait (shoal_coll_stage_drain).
  *   fcollect and alltoall: every member puts its block into its slot of every receiver's scratch half (a scratch

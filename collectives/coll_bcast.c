@@ -71,16 +71,15 @@ static void bcast_hier(shoal_team_t *t, void *dest, const void *src, size_t nb, 
 
 /* Staged, on t->all_far teams (coll.h, "Members on other nodes"): src goes into a run of slots of every member's
  * staging ring (t->stage_pos, as shoal_coll_stage's) with a signal (ack), down the tree below; a member copies it
- * into dest. Before
- * the root writes a run again it needs each member's word that it read the slots' last round: a signal from it of
- * at least that round's ack when this root staged it (t->stage_root, t->stage_done: the same on every member),
- * otherwise the member's entry signal (ready) of this round. A member posts "done" (its latest value) only every
- * few rounds from one root (BCAST_FAR_ACK_EVERY, at most half the ring's rounds of this size) or when the root
- * changes, and "ready" on entry when the root would otherwise wait for a round it has not confirmed: in a loop
- * from one root a member sends one message per BCAST_FAR_ACK_EVERY calls (one per call before), and the root
- * waits for nothing (it waited for the round before last's "done", a round trip per two calls). Each "done" costs
- * the root far more than its share: it lands while the root is sending, not waiting, so the root's progress thread
- * wakes on its core (2 PEs over net on lo, 8 B-1 KiB: 12.3 us per call with one per 8 calls, 10.0 per 32, 9.5 per
+ * into dest. Before the root writes a run again it needs each member's word that it read the slots' last round: a
+ * signal from it of at least that round's ack when this root staged it (t->stage_root, t->stage_done: the same on
+ * every member), otherwise the member's entry signal (ready) of this round. A member posts "done" (its latest value)
+ * only every few rounds from one root (BCAST_FAR_ACK_EVERY, at most half the ring's rounds of this size) or when the
+ * root changes, and "ready" on entry when the root would otherwise wait for a round it has not confirmed: in a loop
+ * from one root a member sends one message per BCAST_FAR_ACK_EVERY calls (one per call before), and the root waits
+ * for nothing (it waited for the round before last's "done", a round trip per two calls). Each "done" costs the root
+ * far more than its share: it lands while the root is sending, not waiting, so the root's progress thread wakes on
+ * its core (2 PEs over net on lo, 8 B-1 KiB: 12.3 us per call with one per 8 calls, 10.0 per 32, 9.5 per
  * 64, 9.4 per 128; session 30).
  * The data goes down a binomial tree (shoal_coll_tree_kids): the root writes ceil(log2 n) members' slots, each of
  * them forwards from its own slot to its children, so no member sends more than that many puts per call (n - 1 from
@@ -207,7 +206,7 @@ void shoal_coll_bcast(shoal_team_t *t, void *dest, const void *src, size_t nb, i
   default: { /* tree: member numbers relative to the root (vr); parent = vr minus its highest bit */
     int vr = me - root < 0 ? me - root + n : me - root, mask = 1;
     if (vr) {
-      int hb = 1 << (31 - __builtin_clz((unsigned)vr)), vp = vr - hb, p = vp + root < n ? vp + root : vp + root - n;
+      int hb = (int)(shoal_coll_tree_first(vr) / 2), vp = vr - hb, p = vp + root < n ? vp + root : vp + root - n;
       shoal_coll_wait(t, p, ready);
       shoal_coll_get(t, p, dest, vp ? (const char *)dest + dd[p] : (const char *)src + sd[p], nb, routine);
       shoal_coll_post(t, p, ack);

@@ -116,10 +116,11 @@ void shoal_coll_hier_exchanged(shoal_team_t *t, uint64_t v);
 /* ... and with a PE per core: the entry round trip saved outweighs the copy out up to here (2 PEs, alternating
  * launches: fcollect 8-128 B 0.12-0.13 -> 0.07-0.10 us, alltoall 8-32 B 0.14-0.17 -> 0.10-0.11; 512 B slower) */
 #define SHOAL_COLL_SMALL_PUSH_MAX ((size_t)256)
-/* The staged broadcast's tree on teams of far members (coll_bcast.c): binomial, in virtual ranks vr = (rank - root)
- * mod n. The parent of vr > 0 is vr less its highest bit; its children are vr + m for every power of two m above
- * that bit (every power of two for the root) with vr + m < n, the lowest m (the largest subtree) first. The lowest
- * m of vr's children; the number of them (tests count the root's and each member's operations with it). */
+/* The binomial tree of broadcasts (coll_bcast.c), in virtual ranks vr = (rank - root) mod n, 0 <= vr < n: the
+ * parent of vr > 0 is vr less its highest bit; its children are vr + m for every power of two m above that bit
+ * (every power of two for the root) with vr + m < n, the lowest m (the largest subtree) first. tree_first: that
+ * lowest m (twice vr's highest bit, 1 for the root); tree_kids: how many children vr has (test_far counts each
+ * PE's sends with it). */
 static inline long shoal_coll_tree_first(int vr) { return vr ? 2L << (31 - __builtin_clz((unsigned)vr)) : 1; }
 static inline int shoal_coll_tree_kids(int vr, int n) {
   int k = 0;
