@@ -6,6 +6,9 @@
  * PE 0 measures, PE 1 is the far target (it only serves: its progress thread copies staged bytes into its GPU).
  * Rows (CSV: impl,op,bytes,iters,time_us,GBs; bandwidth rows interleaved per size, so both paths see the same noise):
  *   host_put     shmem_putmem_nbi from host memory into PE 1's host heap, k times, then shmem_quiet (the reference)
+ *   host_put_ring  the same, but the i-th put's source and destination at (i * bytes) mod the largest multiple of
+ *                bytes in --ring BYTES (default 0: no such row): puts that walk a window as the staged path's ring does
+ *                (a slot of 4 MiB at 2 PEs), so that their bytes are not the last put's, warm in the caches
  *   dev_put      a kernel's shmem_putmem_nbi from the device heap into PE 1's device heap, k times, then shmem_quiet,
  *                all in the kernel (the proxy path); timed around the launch and a stream synchronize
  *   hostapi_dput the host's shmem_putmem_nbi from the device heap into PE 1's device heap (part 1's staged path)
@@ -119,6 +122,7 @@ int main(int argc, char **argv) {
   const char *csv_path = NULL;
   long kl = 2000; /* --lat-iters */
   bool bw = true, coll = true;
+  size_t ring = 0; /* --ring */
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--lat-iters")) kl = atol(argv[i + 1]);
     if (!strcmp(argv[i], "--bw")) bw = atoi(argv[i + 1]);
@@ -128,6 +132,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--coll-min")) cmin = parse_size(argv[i + 1]);
     else if (!strcmp(argv[i], "--coll-max")) cmax = parse_size(argv[i + 1]);
     else if (!strcmp(argv[i], "--csv")) csv_path = argv[i + 1];
+    else if (!strcmp(argv[i], "--ring")) ring = parse_size(argv[i + 1]);
   }
   shmem_init();
   const int me = shmem_my_pe(), npes = shmem_n_pes();
@@ -174,6 +179,16 @@ int main(int argc, char **argv) {
         shmem_quiet();
         t = now() - t;
         if (rep) row("host_put", "put", n, k, t); else kh = pick(t, k, 0.3, kmax);
+        if (rep && ring >= n && ring <= max) {
+          const size_t places = ring / n;
+          t = now();
+          for (long i = 0; i < k; i++) {
+            const size_t o = (size_t)i % places * n;
+            shmem_putmem_nbi(hdst + o, hsrc + o, n, 1);
+          }
+          shmem_quiet();
+          row("host_put_ring", "put", n, k, now() - t);
+        }
         k = rep ? kd : 2;
         t = now();
         k_put<<<1, 1, 0, s>>>(ddst, dsrc, n, k, 1);
