@@ -94,7 +94,8 @@ enum { SHOAL_BCAST_PUSH = 1, SHOAL_BCAST_PULL, SHOAL_BCAST_TREE, SHOAL_BCAST_PUS
  * (else the automatic choice, which takes them there up to SHOAL_COLL_HIER_*_PIECES pieces). */
 enum { SHOAL_GATHER_PUSH = 1, SHOAL_GATHER_RING, SHOAL_GATHER_RDBL, SHOAL_GATHER_PUSH_UNSAFE, SHOAL_GATHER_HIER };
 enum { SHOAL_A2A_PUSH = 1, SHOAL_A2A_PAIRWISE, SHOAL_A2A_PUSH_UNSAFE, SHOAL_A2A_HIER };
-enum { SHOAL_REDUCE_ONESHOT = 1, SHOAL_REDUCE_RDBL, SHOAL_REDUCE_RSAG, SHOAL_REDUCE_HIER }; /* HIER: t->hier teams */
+/* HALVING: power-of-two teams (else rsag) */
+enum { SHOAL_REDUCE_ONESHOT = 1, SHOAL_REDUCE_RDBL, SHOAL_REDUCE_RSAG, SHOAL_REDUCE_HIER, SHOAL_REDUCE_HALVING };
 
 /* ---- algorithms (one file each; the barrier: coll_core.h); sizes in bytes ---- */
 /* root_copies: the root's dest gets the data too (team form; the active-set form leaves it alone). */

@@ -10,6 +10,8 @@
  *     members on other nodes it pushes instead (reduce_rsag_push: the reads would be round trips).
  *   hierarchical (teams on several nodes with two or more members on some node): through each node's leader, see
  *     reduce_hier; the automatic choice on such teams, oneshot/rdbl/rsag as above on any other.
+ *   halving (power-of-two teams; large vectors on teams of far members): recursive halving, then doubling; see
+ *     reduce_halving.
  * oneshot, rdbl and hierarchical take long vectors in chunks that fit half the team's scratch; consecutive chunks
  * alternate halves (coll.h). Every member combines in the same order, so all get bit-identical results. */
 #include "coll_core.h"
@@ -38,10 +40,18 @@
  * rdbl past one-shot's 2 KiB at every size (3020 against 9164 for one-shot in chunks, 3772 for rsag pushed).
  * Larger teams: rdbl up to RDBL_MAX on powers of two, else rsag pushed (one-shot sends n - 1 vectors, rdbl log2 n,
  * rsag 2 (n - 1) / n). Against OSHMEM with WORLD's far scratch: docs/design/transport.md. */
+/* From HALVING_FAR_MIN bytes (HALVING_FAR_MIN_2 on 2 PEs) power-of-two teams take halving: 2 (n - 1) / n of the
+ * vector sent and (n - 1) / n combined per member, in pairwise steps (session 37, 3 rounds alternating with the
+ * choice before, us; 4 PEs: 256 KiB 557 -> 447, 1 MiB 2029 -> 1877, 4 MiB 8639 -> 6385, but 64 KiB 232 -> 271 and
+ * 4 KiB 104 -> 190: twice rdbl's steps; 8 PEs 1.03-1.64x from 256 KiB; 2 PEs 1.04-1.08x from 1 MiB, 0.77-0.93x
+ * below, where the combine it halves costs less than its second exchange). */
+#define HALVING_FAR_MIN ((size_t)256 << 10)
+#define HALVING_FAR_MIN_2 ((size_t)1 << 20)
 #define ONESHOT_FAR_PES 4
 #define ONESHOT_FAR_MAX ((size_t)64 << 10)
 static int reduce_far_choice(int n, size_t nb, size_t esize, size_t per_oneshot, size_t per_rdbl) {
   bool pow2 = !(n & (n - 1)), fits = per_oneshot >= esize;
+  if (pow2 && nb >= (n == 2 ? HALVING_FAR_MIN_2 : HALVING_FAR_MIN) && per_rdbl >= esize) return SHOAL_REDUCE_HALVING;
   if (n == 2) return nb <= per_oneshot || per_rdbl < esize ? SHOAL_REDUCE_ONESHOT : SHOAL_REDUCE_RDBL;
   if (pow2 && nb > ONESHOT_MAX / 2 && per_rdbl >= esize && (n <= ONESHOT_FAR_PES || nb <= RDBL_MAX))
     return SHOAL_REDUCE_RDBL;
@@ -49,6 +59,11 @@ static int reduce_far_choice(int n, size_t nb, size_t esize, size_t per_oneshot,
   size_t most = pow2 ? ONESHOT_MAX / 2 : n <= ONESHOT_FAR_PES ? ONESHOT_FAR_MAX : ONESHOT_MAX;
   if (fits && nb <= per_oneshot && nb <= most) return SHOAL_REDUCE_ONESHOT;
   return SHOAL_REDUCE_RSAG;
+}
+
+/* Segment j of n of [0, nelems) starts here. */
+static inline size_t seg_lo(size_t nelems, int j, int n) {
+  return (size_t)((unsigned __int128)nelems * (unsigned)j / (unsigned)n);
 }
 
 static inline int wrap(int x, int n) { return x >= n ? x - n : x < 0 ? x + n : x; }
@@ -107,6 +122,56 @@ static void reduce_rdbl(shoal_team_t *t, char *dest, const char *src, size_t nel
   }
 }
 
+/* halving (power-of-two teams): recursive halving, then recursive doubling (Rabenseifner's reduce-scatter +
+ * allgather), in chunks of c elements that fit half the scratch. Segment j (seg_lo of n) ends on member j. Halving
+ * step k (b = n >> (k + 1)): the member keeps the half of its current segments [me & ~(2b - 1), + 2b) that holds its
+ * own, puts the other half of its partial (the source at step 0, dest after) into region k of partner me ^ b's
+ * scratch half, and combines the partner's half of its kept segments into its dest (lower team number on the left);
+ * then doubling, steps in reverse: its finished segments go straight into the partner's dest. Per member
+ * 2 (n - 1) / n of the vector leaves and (n - 1) / n is combined (rdbl: log2 n of each), in 2 log2 n pairwise steps
+ * per chunk; each segment's result is computed by one member only, so every member gets the same bits. A partner's
+ * dest range is written in doubling step k only after that partner's halving step k put it away from there (its
+ * signal came after its put), and every step's partner is the same in the next chunk, whose exchange says the
+ * partner is done with this chunk's scratch half (coll.h). In place works: the source's part a step puts away is
+ * never written before the partner's doubling step brings the result back. */
+static void reduce_halving(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize,
+                           shoal_coll_op_fn op, const ptrdiff_t *dd, const char *routine) {
+  int n = t->size, me = t->rank, steps = __builtin_ctz((unsigned)n);
+  size_t half = t->scratch_size / 2;
+  /* region k holds at most ceil(c * b / n) elements, each region's start a cache line: c plus slack fits a half */
+  size_t m = (half - (size_t)steps * (SHOAL_CACHELINE + esize)) / esize;
+  for (size_t off = 0; off < nelems; off += m) {
+    size_t c = nelems - off < m ? nelems - off : m;
+    char *h = t->scratch + (t->round++ & 1) * half, *out = dest + off * esize;
+    const char *cur = src + off * esize;
+    size_t roff = 0;
+    for (int k = 0; k < steps; k++) {
+      int b = n >> (k + 1), p = me ^ b, keep = me & ~(b - 1), give = p & ~(b - 1);
+      size_t klo = seg_lo(c, keep, n), khi = seg_lo(c, keep + b, n);
+      size_t glo = seg_lo(c, give, n), ghi = seg_lo(c, give + b, n);
+      char *in = h + roff;
+      uint64_t v = ++t->seq;
+      shoal_coll_put_post(t, p, in + t->delta[p], cur + glo * esize, (ghi - glo) * esize, v, routine);
+      shoal_coll_wait(t, p, v);
+      if (khi > klo) {
+        if (me < p)
+          op(out + klo * esize, cur + klo * esize, in, khi - klo);
+        else
+          op(out + klo * esize, in, cur + klo * esize, khi - klo);
+      }
+      roff += ((seg_lo(c, b, n) + 1) * esize + SHOAL_CACHELINE - 1) & ~(size_t)(SHOAL_CACHELINE - 1);
+      cur = out;
+    }
+    for (int k = steps - 1; k >= 0; k--) {
+      int b = n >> (k + 1), p = me ^ b, mine = me & ~(b - 1);
+      size_t lo = seg_lo(c, mine, n), hi = seg_lo(c, mine + b, n);
+      uint64_t v = ++t->seq;
+      shoal_coll_put_post(t, p, out + lo * esize + dd[p], out + lo * esize, (hi - lo) * esize, v, routine);
+      shoal_coll_wait(t, p, v);
+    }
+  }
+}
+
 /* Teams on several nodes (t->hier): through each node's leader, in chunks of oneshot's slots (a slot per team rank
  * in half the scratch). Each member copies its chunk into its slot in its leader's scratch (shared memory) and
  * signals; the leader combines its node's chunks in team order into its own slot, copies that partial result into
@@ -158,10 +223,6 @@ static void reduce_hier(shoal_team_t *t, char *dest, const char *src, size_t nel
   }
 }
 
-/* Segment j of n of [0, nelems) starts here. */
-static inline size_t seg_lo(size_t nelems, int j, int n) {
-  return (size_t)((unsigned __int128)nelems * (unsigned)j / (unsigned)n);
-}
 
 /* Member me owns segment me: it combines that segment of every member's source (only the owner ever reads a
  * segment of any source, so every dest may be the source: in place works) block by block in a private buffer that
@@ -286,8 +347,12 @@ void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nele
   /* Forced algorithms that cannot run here (non-power-of-two rdbl, elements larger than a slot) use rsag. */
   if ((algo == SHOAL_REDUCE_ONESHOT && per_oneshot < esize) || (algo == SHOAL_REDUCE_RDBL && per_rdbl < esize))
     algo = SHOAL_REDUCE_RSAG;
+  if (algo == SHOAL_REDUCE_HALVING && (!pow2 || half < (size_t)__builtin_ctz((unsigned)n) * (SHOAL_CACHELINE + esize) + esize))
+    algo = SHOAL_REDUCE_RSAG;
   if (algo == SHOAL_REDUCE_ONESHOT)
     reduce_oneshot(t, dest, src, nelems, esize, op, routine);
+  else if (algo == SHOAL_REDUCE_HALVING)
+    reduce_halving(t, dest, src, nelems, esize, op, dd, routine);
   else if (algo == SHOAL_REDUCE_RDBL)
     reduce_rdbl(t, dest, src, nelems, esize, op, routine);
   else if (t->remote && per_oneshot >= esize)

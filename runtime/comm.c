@@ -186,6 +186,7 @@ void shoal_comm_put(const char *routine, void *ep, int pe, const shoal_space_t *
   }
   const shoal_tl_ops_t *t = shoal_g.tl_of[pe];
   __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&shoal_g.tl_put_bytes, n, __ATOMIC_RELAXED);
   if (t->put(ep, (int)(s - shoal_g.space), pe, off, src, n, nbi)) failed(routine, "put", n, pe);
 }
 
@@ -248,6 +249,7 @@ void shoal_comm_put_signal(const char *routine, int pe, void *sym, const void *s
     shoal_status_t rc = t->put_signal((int)(s - shoal_g.space), pe, off, src, n, (int)(fs - shoal_g.space), foff, v);
     if (rc == SHOAL_OK) {
       __atomic_fetch_add(&shoal_g.tl_ops, 1, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&shoal_g.tl_put_bytes, n, __ATOMIC_RELAXED);
       return;
     }
     if (rc != SHOAL_ERR_NOSYS) failed(routine, "put with signal", n, pe);

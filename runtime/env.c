@@ -58,8 +58,10 @@ static const env_var_t env_table[] = {
    "alltoall(s) algorithm (push-unsafe: as for broadcast; hierarchical: contiguous alltoall through each node's "
    "leader, on teams spanning nodes; auto takes it there for blocks that cross in at most 4 rounds of the team's "
    "scratch)"},
-  {"SHOAL_COLL_REDUCE_ALGO", ENV_ENUM, "auto", F(coll_algo[4]), "auto|oneshot|rdbl|rsag|hierarchical",
-   "reduction algorithm (hierarchical: through each node's leader, on teams spanning nodes; auto takes it there)"},
+  {"SHOAL_COLL_REDUCE_ALGO", ENV_ENUM, "auto", F(coll_algo[4]), "auto|oneshot|rdbl|rsag|hierarchical|halving",
+   "reduction algorithm (hierarchical: through each node's leader, on teams spanning nodes; auto takes it there; "
+   "halving: recursive halving then doubling, power-of-two teams (others: rsag); auto takes it on teams whose members "
+   "are all on other nodes from 256 KiB, 1 MiB at 2 PEs)"},
   {"SHOAL_COLL_COLLECT_ALGO", ENV_ENUM, "auto", F(coll_algo[5]), "auto|push|ring|rdbl", "collect algorithm"},
   {"SHOAL_COLL_STREAM_MIN", ENV_SIZE, "0", F(coll_stream_min),
    "0 (auto: half the last-level cache) or bytes with k/K/m/M/g/G/t/T suffix, at most 4194304T",

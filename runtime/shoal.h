@@ -258,6 +258,7 @@ typedef struct shoal_state {
   int *node_of;                 /* [npes] where tl runs: each PE's node, as the lowest PE of the PEs that map each
                                    other's heaps (SHOAL_NODE_PES's runs, or a real node); else NULL */
   uint64_t tl_ops;              /* puts, gets and atomics this PE sent through tl (tests count a collective's) */
+  uint64_t tl_put_bytes;        /* bytes of the host-memory puts (with signal or not) among them */
   uint64_t barrier_epoch;
   long spin;                    /* SHOAL_SPIN: polls before each yield; -1: adaptive (shoal_wait_step) */
   bool crowded;                 /* some machine of the job runs more PEs than it has CPUs online (or in its cgroup

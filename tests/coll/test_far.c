@@ -155,17 +155,23 @@ static void sum_reduce(size_t nel) {
 /* Sums of RBIG longs (1.25 MB: past one-shot's sizes and WORLD's scratch), pushed: no read through the transport
  * (rsag, before, read every far member's source with gets: 4-5x slower over net), and few chunks: WORLD's scratch
  * is SHOAL_TEAM_SCRATCH_WORLD_FAR on such jobs and each chunk costs a member at most 2 (n - 1) puts with their
- * signals (rdbl log2 n, rsag pushed 2 (n - 1)). Before session 30 a 256 KiB scratch and one-shot in chunks of a
- * slot: 20 operations per call at 2 PEs, 60 at 3, 120 at 4 (bounds here: 6, 12, 18). */
+ * signals (halving 2 log2 n, rsag pushed 2 (n - 1)). Before session 30 a 256 KiB scratch and one-shot in chunks of
+ * a slot: 20 operations per call at 2 PEs, 60 at 3, 120 at 4 (bounds here: 6, 12, 18). */
 #define RBIG 160000
 static void sum_reduce_big(void) {
-  uint64_t reads = ofi_reads(), ops = shoal_g.tl_ops;
+  uint64_t reads = ofi_reads(), ops = shoal_g.tl_ops, bytes = shoal_g.tl_put_bytes;
   for (int c = 0; c < 3; c++) {
     for (size_t i = 0; i < RBIG; i++) src[i] = val(me, c, i);
     shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, RBIG);
     sum_check(dst, c, RBIG);
   }
-  uint64_t r = ofi_reads() - reads;
+  uint64_t r = ofi_reads() - reads, b = shoal_g.tl_put_bytes - bytes;
+  /* Bytes each member sends: 2 (n - 1) / n of the vector per call on a power-of-two team (halving; rdbl, before,
+   * log2 n: 2 at 4 PEs against 1.5), and other teams' rsag pushed the same; plus 1% for the flags' words. */
+  double vec = (double)RBIG * sizeof(long), most_b = 3 * vec * 2 * (npes - 1) / npes * 1.01;
+  if (counting && npes > 2 && (double)b > most_b && fails++ < 10)
+    fprintf(stderr, "test_far: PE %d: 3 sum_reduce of %d longs: %llu bytes put through the transport, want at most "
+            "%.0f (2 (n - 1) / n of the vector per call)\n", me, RBIG, (unsigned long long)b, most_b);
   long sent = (long)(shoal_g.tl_ops - ops), half = SHOAL_TEAM_SCRATCH_WORLD_FAR / 2;
   long chunks = ((long)(RBIG * sizeof(long)) + half - 1) / half, most = 3 * per_put * 2 * (npes - 1) * chunks;
   size_t have = ((shoal_team_t *)SHMEM_TEAM_WORLD)->scratch_size;

@@ -252,7 +252,7 @@ START_TEST(load_rejects) {
   load_bad("SHOAL_COLL_ALLTOALL_ALGO", "ring", "auto|push|pairwise|push-unsafe|hierarchical");
   load_bad("SHOAL_NODE_MAP", "round-robin", "block|cyclic");
   load_bad("SHOAL_BOOTSTRAP", "pmix", "auto|single");
-  load_bad("SHOAL_COLL_REDUCE_ALGO", "fast", "auto|oneshot|rdbl|rsag|hierarchical");
+  load_bad("SHOAL_COLL_REDUCE_ALGO", "fast", "auto|oneshot|rdbl|rsag|hierarchical|halving");
   load_bad("SHOAL_COLL_COLLECT_ALGO", "push-unsafe", "auto|push|ring|rdbl");
   load_bad("SHOAL_TOPO", "", "the path of an hwloc .xml file, or a synthetic description");
   /* A bad deprecated spelling is named as set. */
