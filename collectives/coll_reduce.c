@@ -138,12 +138,17 @@ static void reduce_rdbl(shoal_team_t *t, char *dest, const char *src, size_t nel
  * signal came after its put), and every step's partner is the same in the next chunk, whose exchange says the
  * partner is done with this chunk's scratch half (coll.h). In place works: the source's part a step puts away is
  * never written before the partner's doubling step brings the result back. */
+/* Elements of a chunk of halving on a power-of-two team of n with half bytes of scratch (0: none fits): region k
+ * holds at most seg_lo(c, b, n) + 1 elements from a cache line's start, so c plus that slack fits the half. */
+static inline size_t halving_chunk(int n, size_t half, size_t esize) {
+  size_t slack = (size_t)__builtin_ctz((unsigned)n) * (SHOAL_CACHELINE + esize);
+  return half > slack ? (half - slack) / esize : 0;
+}
+
 static void reduce_halving(shoal_team_t *t, char *dest, const char *src, size_t nelems, size_t esize,
                            shoal_coll_op_fn op, const ptrdiff_t *dd, const char *routine) {
   int n = t->size, me = t->rank, steps = __builtin_ctz((unsigned)n);
-  size_t half = t->scratch_size / 2;
-  /* region k holds at most ceil(c * b / n) elements, each region's start a cache line: c plus slack fits a half */
-  size_t m = (half - (size_t)steps * (SHOAL_CACHELINE + esize)) / esize;
+  size_t half = t->scratch_size / 2, m = halving_chunk(n, half, esize);
   for (size_t off = 0; off < nelems; off += m) {
     size_t c = nelems - off < m ? nelems - off : m;
     char *h = t->scratch + (t->round++ & 1) * half, *out = dest + off * esize;
@@ -226,7 +231,6 @@ static void reduce_hier(shoal_team_t *t, char *dest, const char *src, size_t nel
     }
   }
 }
-
 
 /* Member me owns segment me: it combines that segment of every member's source (only the owner ever reads a
  * segment of any source, so every dest may be the source: in place works) block by block in a private buffer that
@@ -351,8 +355,7 @@ void shoal_coll_reduce(shoal_team_t *t, void *dest, const void *src, size_t nele
   /* Forced algorithms that cannot run here (non-power-of-two rdbl, elements larger than a slot) use rsag. */
   if ((algo == SHOAL_REDUCE_ONESHOT && per_oneshot < esize) || (algo == SHOAL_REDUCE_RDBL && per_rdbl < esize))
     algo = SHOAL_REDUCE_RSAG;
-  if (algo == SHOAL_REDUCE_HALVING && (!pow2 || half < (size_t)__builtin_ctz((unsigned)n) * (SHOAL_CACHELINE + esize) + esize))
-    algo = SHOAL_REDUCE_RSAG;
+  if (algo == SHOAL_REDUCE_HALVING && (!pow2 || !halving_chunk(n, half, esize))) algo = SHOAL_REDUCE_RSAG;
   if (algo == SHOAL_REDUCE_ONESHOT)
     reduce_oneshot(t, dest, src, nelems, esize, op, routine);
   else if (algo == SHOAL_REDUCE_HALVING)
