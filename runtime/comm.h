@@ -278,6 +278,7 @@ typedef struct shoal_tl_ofi_info {
                               * chunk's write (no remote CQ data, or the provider's message too short) */
   uint64_t stage_cq_reqs;    /* staged put requests this PE (as the target) took from their chunks' writes */
   uint64_t answers_joined;   /* answers to staged puts this PE (as the target) sent several to a message */
+  size_t stage_reach;        /* bytes of this PE's staging ring its puts have used since init (their furthest end) */
   bool saw;    /* a fallback AMO after a fence over puts is sent behind them: no quiet, no counter read */
   bool bounce; /* a blocking put of inject_size+1 to 8 KiB (a collective's put with signal: 32 KiB) is copied and
                 * returns without waiting for its write */

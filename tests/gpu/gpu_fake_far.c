@@ -443,6 +443,28 @@ int main(int argc, char **argv) {
   *cnt64 = 0, *cnt32 = 0;
   fill(dsrc, BIG, me, 1);
 
+  /* The staging ring's footprint: small puts reuse the first places of the ring, not its whole slot (4 MiB at 2-3
+   * PEs), so the bytes stay in the caches. At most 16 chunks fly (STAGE_INFLIGHT), each place here 4099 bytes and
+   * its tag and request (under 8 KiB): 48 puts may reach 128 KiB at most (before: 200 KB, the ring walked on). The
+   * first staged puts of the job, so the reach is theirs. */
+  if (st.delta[next] == SHMEMX_DEVICE_DELTA_FAR) {
+    enum { NP = 48, SZ = 4099 };
+    for (unsigned i = 0; i < NP; i++) {
+      fill(host, SZ, me, 200 + i);
+      shmem_putmem(recv + (size_t)me * BIG, host, SZ, next);
+    }
+    shmem_quiet();
+    shoal_tl_ofi_info_t info;
+    shoal_tl_ofi_query(&info);
+    CHECK(info.stage_reach > 0 && info.stage_reach <= 16 * 8192, "%d puts of %d bytes used %zu bytes of the staging "
+          "ring (want at most %d)", NP, SZ, info.stage_reach, 16 * 8192);
+  }
+  shmem_barrier_all();
+  if (st.delta[prev] == SHMEMX_DEVICE_DELTA_FAR)
+    CHECK(bad_at(recv + (size_t)prev * BIG, 4099, prev, 200 + 47) == 4099, "the last small staged put from PE %d",
+          prev);
+  shmem_barrier_all();
+
   /* Puts to next from host and from device local buffers, then gets from next; sizes 1, odd, and several chunks. */
   static const size_t sizes[] = {1, 7, 4099, (256 << 10) + 3, BIG};
   unsigned tag = 10;

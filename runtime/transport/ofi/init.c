@@ -589,6 +589,7 @@ void shoal_tl_ofi_query(shoal_tl_ofi_info_t *out) {
                                .saw = shoal_ofi.saw,
                                .bounce = shoal_ofi.bounce_ok};
   pthread_mutex_lock(&shoal_ofi.stage_mu);
+  out->stage_reach = shoal_ofi.stage_reach;
   for (unsigned i = 0; i < shoal_ofi.stage_n; i++)
     out->stage_unanswered += !shoal_ofi_fb_answered(&shoal_ofi.stage_q[(shoal_ofi.stage_head + i) % STAGE_INFLIGHT].p);
   pthread_mutex_unlock(&shoal_ofi.stage_mu);
