@@ -291,7 +291,7 @@ extern struct shoal_ofi_state {
   _Atomic unsigned stage_waiters;     /* other threads' staged calls waiting for them: the owner sends all, defers none */
   _Atomic int stage_err;              /* a deferred chunk that failed (stage_err_ep's): its next quiet or fence says so */
   _Atomic(struct txep *) stage_err_ep;
-  size_t stage_pos;           /* where the next chunk goes in the bounce (a ring of stage_slot bytes) */
+  size_t stage_pos;           /* where the next chunk goes in the bounce (a ring of stage_slot bytes at most) */
   size_t stage_reach;         /* the furthest end of a chunk's place in the ring since init (bytes) */
   bool slow_dput;             /* SHOAL_TL_OFI_FORCE_SLOW_DPUT (tests): 50 ms before each staged put chunk's copy */
   bool stage_saw;             /* the provider orders a send after a write (FI_ORDER_SAW): a chunk's request follows

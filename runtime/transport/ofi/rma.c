@@ -263,6 +263,15 @@ static void stage_retire(void) {
   shoal_ofi.stage_n--;
 }
 
+/* Whether [pos, pos + len) holds no unanswered chunk now (no wait). */
+static bool stage_free_now(size_t pos, size_t len) {
+  for (unsigned i = 0; i < shoal_ofi.stage_n; i++) {
+    const struct stage_fly *f = &shoal_ofi.stage_q[(shoal_ofi.stage_head + i) % STAGE_INFLIGHT];
+    if (f->off < pos + len && pos < f->off + f->len && !shoal_ofi_fb_answered(&f->p)) return false;
+  }
+  return true;
+}
+
 /* [pos, pos + len) of the bounce (and of the slots at targets) free: every chunk in flight there answered, and a
  * place in the queue. */
 static void stage_room(size_t pos, size_t len) {
@@ -343,10 +352,11 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
       /* the request in the write too where remote CQ data can say so, and the whole fits one message */
       const bool wd = shoal_ofi.cq_signal && STAGE_TAG_AT(len) + sizeof(uint64_t) + sizeof(amo_msg_t) <= shoal_ofi.max_msg;
       const size_t span = STAGE_TAG_AT(len) + sizeof(uint64_t) + (wd ? sizeof(amo_msg_t) : 0);
-      /* at most STAGE_INFLIGHT chunks fly: past that many places of this size the ring only walks cold memory (the
-       * GPU's copy writes each chunk anew, the target's socket too). 64 KiB puts walking the 4 MiB slot: 30 us, within
-       * 1 MiB: 22 us (H100, session 37's ring run) */
-      if (pos + span > slot || pos + span > STAGE_INFLIGHT * span) pos = 0;
+      /* At most STAGE_INFLIGHT chunks fly, so past that many places of this size the ring only walks cold memory
+       * (the GPU's copy writes each chunk anew, the target's socket too): back to the start there, where it is free
+       * already (a small put after a large one does not wait for the large one's answers). H100, session 37: 64 KiB
+       * puts took 30 us in the 4 MiB slot's ring, 22 us in a 1 MiB one. */
+      if (pos + span > slot || (pos + span > STAGE_INFLIGHT * span && stage_free_now(0, span))) pos = 0;
       stage_room(pos, span);
       if (pos + span > shoal_ofi.stage_reach) shoal_ofi.stage_reach = pos + span;
       /* The claim below waits for a place among the fallback's fb_cap in flight, which unsent chunks never free; so
