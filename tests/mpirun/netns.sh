@@ -74,6 +74,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fwd="-x PATH"
 [ -n "${LD_LIBRARY_PATH-}" ] && fwd="$fwd -x LD_LIBRARY_PATH"
 for v in $(env | sed -n 's/^\(SHMEM_[A-Z_]*\|SHOAL_[A-Z_]*\|SMA_[A-Z_]*\)=.*/\1/p'); do fwd="$fwd -x $v"; done
+prov= # NETNS_PROVIDER=tcp: tcp;ofi_rxm; unset: the provider Shoal picks by itself (net), as a user's job gets
+[ -n "${NETNS_PROVIDER-}" ] && prov="-x FI_PROVIDER=$NETNS_PROVIDER -x SHOAL_OFI_PROVIDER=$NETNS_PROVIDER"
 run_job() {
   ip netns exec "$a" unshare --uts sh -c 'hostname "$0"; exec "$@"' "shoal-a$tag" \
     mpirun --host "shoal-a$tag:$na,shoal-b$tag:$nb" -np $((na + nb)) ${NETNS_MAP_BY:+--map-by "$NETNS_MAP_BY"} \
@@ -81,7 +83,7 @@ run_job() {
     --mca plm_rsh_no_tree_spawn 1 --bind-to none --mca oob_tcp_if_include shoal0 --mca btl self,vader,tcp \
   --mca oob_tcp_keepalive_time 2 --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3 \
     --mca btl_tcp_if_include shoal0 --timeout "${MPIRUN_SH_TIMEOUT:-200}" \
-    -x FI_PROVIDER=tcp -x FI_TCP_IFACE=shoal0 -x SHOAL_OFI_PROVIDER=tcp $fwd "$@"
+    -x FI_TCP_IFACE=shoal0 -x FI_NET_IFACE=shoal0 $prov $fwd "$@"
 }
 [ -n "${NETNS_PAUSE_DIR-}" ] || { run_job "$@"; exit; }
 # (in the background, stdin is /dev/null and SIGINT is ignored by mpirun: the driver ends it with SIGTERM or SIGKILL)
