@@ -3,7 +3,8 @@
 # (each end named shoal0, 10.213.K.1 and 10.213.K.2/24; nothing else is reachable from them), each with its own host
 # name. mpirun starts in the first; its daemon for the second host starts through an "rsh agent" that enters the
 # second namespace (no ssh). The PEs of each host share memory, and reach the other host's PEs through libfabric
-# (tcp on shoal0): Shoal's transport between nodes, with PMIx (mpirun's) as the bootstrap.
+# on shoal0: Shoal's transport between nodes, with PMIx (mpirun's) as the bootstrap. The provider is the one Shoal
+# picks by itself (net), as a user's job gets it; NETNS_PROVIDER=tcp names tcp;ofi_rxm instead.
 #
 #   netns.sh N PROG ARGS...   N PEs on each host (N,M: N on the first, M on the second)
 #   netns.sh --probe          exit 0 if namespaces can be made here, else 77

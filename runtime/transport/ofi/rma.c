@@ -277,12 +277,7 @@ static bool stage_free_now(size_t pos, size_t len) {
 static void stage_room(size_t pos, size_t len) {
   for (;;) {
     while (shoal_ofi.stage_n && shoal_ofi_fb_answered(&shoal_ofi.stage_q[shoal_ofi.stage_head].p)) stage_retire();
-    bool clash = shoal_ofi.stage_n == STAGE_INFLIGHT;
-    for (unsigned i = 0; i < shoal_ofi.stage_n && !clash; i++) {
-      const struct stage_fly *f = &shoal_ofi.stage_q[(shoal_ofi.stage_head + i) % STAGE_INFLIGHT];
-      clash = f->off < pos + len && pos < f->off + f->len && !shoal_ofi_fb_answered(&f->p);
-    }
-    if (!clash) return;
+    if (shoal_ofi.stage_n < STAGE_INFLIGHT && stage_free_now(pos, len)) return;
     stage_retire();
   }
 }
