@@ -33,7 +33,7 @@ static void barrier_all(const char *routine) {
 
 void shmem_barrier_all(void) {
   SHOAL_CHECK_INIT("shmem_barrier_all");
-  shmem_quiet();
+  shoal_barrier_all_quiet("shmem_barrier_all");
   barrier_all("shmem_barrier_all");
 }
 

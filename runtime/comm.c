@@ -276,3 +276,9 @@ void shoal_comm_fence(const char *routine, void *ep) {
 void shoal_comm_quiet(const char *routine, void *ep) {
   if (shoal_g.tl && shoal_g.tl->quiet(ep)) shoal_fatal(routine, "quiet through %s failed", shoal_g.tl->name);
 }
+
+void shoal_comm_quiet_before_signal(const char *routine, int pe) {
+  const shoal_tl_ops_t *t = shoal_g.tl;
+  if (t && (t->quiet_before_signal ? t->quiet_before_signal(pe) : t->quiet(NULL)))
+    shoal_fatal(routine, "quiet through %s failed", t->name);
+}

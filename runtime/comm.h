@@ -114,6 +114,11 @@ typedef struct shoal_tl_ops {
   /* Sends ep's deferred chunks whose copy is done (all of them, their copies waited for, while another thread's
    * staged call waits for them); returns how many are left. */
   int (*dev_pending)(void *ep);
+  /* Optional (NULL: quiet(NULL)): quiet(NULL), except that the puts to pe need only be ordered before what the
+   * default endpoint carries next (a fence for them), for a caller whose next operation is a signal to pe that pe
+   * waits for before it uses them (shmem_barrier_all of two PEs). The transport quiets fully wherever it cannot keep
+   * that order, or where a later operation of this PE could overtake the puts (it flushes them first then). */
+  shoal_status_t (*quiet_before_signal)(int pe);
 } shoal_tl_ops_t;
 
 /* The transports, in the order comm.c asks them (runtime/transport/<name>/): shm first (this node's PEs, also
@@ -235,6 +240,9 @@ void shoal_comm_put_signal(const char *routine, int pe, void *sym, const void *s
  * otherwise: on one node every operation is complete on return). Fatal with one line naming routine on failure. */
 void shoal_comm_fence(const char *routine, void *ep);
 void shoal_comm_quiet(const char *routine, void *ep);
+/* The default context's quiet, where the caller's next call is shoal_comm_signal to pe, which pe waits for before it
+ * uses what this PE put there (the ops table's quiet_before_signal: those puts then cost no round trip). */
+void shoal_comm_quiet_before_signal(const char *routine, int pe);
 /* Contexts (spec 9.4): an endpoint for a context in the transport between nodes, or NULL (no such transport runs, or
  * it could not make one: the default endpoint serves the context, which is correct). shared: not SHMEM_CTX_PRIVATE.
  * ctx_destroy completes ep's operations first. */

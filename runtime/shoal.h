@@ -375,6 +375,9 @@ extern void (*shoal_quiet_hook)(void), (*shoal_fence_hook)(void); /* NULL, or th
 /* The runtime's own world barrier (dissemination over the internal area's flags; no quiet): init and finalize use it
  * before and after teams exist, and shmem_malloc & co. after their allocation. Collective over every PE. */
 void shoal_barrier_world(void);
+/* shmem_barrier_all's quiet, before WORLD's barrier: shmem_quiet, but on a job of two PEs on two nodes the puts to
+ * the peer are only fenced (the barrier's first signal to the peer carries them; sync.c). */
+void shoal_barrier_all_quiet(const char *routine);
 /* shmem_barrier_all's meaning (a quiet, then every PE arrives), for runtime routines that have its semantics
  * (shmem_free, shmem_realloc, shmemx_barrier_all_on_stream): the collectives register shmem_barrier_all at init
  * (api/init.c: SHOAL_COLL_BARRIER_ALGO, through the nodes where WORLD spans them); until then a quiet and

@@ -24,6 +24,13 @@ void shoal_ofi_tx_close(txep_t *t) {
   free(t);
 }
 
+/* Under t0's lock, as quiet_before_signal reads ntx: a barrier either saw this endpoint or left carried set. */
+static shoal_status_t flush_carried(txep_t *t) { return t->carried ? shoal_ofi_quiet_common(t) : SHOAL_OK; }
+static shoal_status_t t0_flush_carried(void) {
+  txep_t *t = &shoal_ofi.t0;
+  MT(t, flush_carried(t));
+}
+
 shoal_status_t shoal_ofi_ctx_create(bool shared, void **out) {
   *out = NULL;
   if (SHOAL_UNLIKELY(!shoal_ofi.up)) return shoal_ofi_bad_call("shoal_tl_ofi_ctx_create", 0, 0, 0, 0);
@@ -59,6 +66,10 @@ shoal_status_t shoal_ofi_ctx_create(bool shared, void **out) {
   atomic_fetch_add(&shoal_ofi.ntx, 1);
   pthread_mutex_unlock(&shoal_ofi_txs_mu);
   *out = t;
+  /* A two-PE barrier may have left the default endpoint's puts fenced, not flushed (rma.c, quiet_before_signal):
+   * this endpoint's gets could overtake them, so they complete first (counted before: that barrier then quiets). */
+  if (t0_flush_carried())
+    shoal_warn("shoal_tl_ofi_ctx_create: the default context's earlier puts did not complete");
   return SHOAL_OK;
 fail:
   /* Not fatal: the context shares the main endpoint instead (correct, only not separate). */

@@ -629,5 +629,5 @@ const shoal_tl_ops_t shoal_tl_ofi_ops = {
   .quiet = shoal_ofi_quiet_staged, .fence = shoal_ofi_fence_staged, .progress = shoal_ofi_progress, .fini = tl_fini,
   .ctx_create = shoal_ofi_ctx_create, .ctx_destroy = shoal_ofi_ctx_destroy, .dev_put = shoal_ofi_dev_put,
   .dev_get = shoal_ofi_dev_get, .dev_amo = shoal_ofi_dev_amo, .dev_put_nbi = shoal_ofi_dev_put_nbi,
-  .dev_pending = shoal_ofi_dev_pending,
+  .dev_pending = shoal_ofi_dev_pending, .quiet_before_signal = shoal_ofi_quiet_before_signal,
 };

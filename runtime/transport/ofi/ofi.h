@@ -222,6 +222,7 @@ typedef struct txep {
   _Atomic uint32_t fb_err; /* of those, answered "refused": quiet reports it */
   _Atomic uint8_t *dirty; /* [npes]: written since the last flush */
   _Atomic bool dirty_any;
+  bool carried; /* t0: puts a two-PE barrier left fenced, not flushed (rma.c shoal_ofi_quiet_before_signal) */
   char *bounce;      /* BOUNCE_BYTES (malloc'd at first use): blocking puts past inject_size copied here (rma.c) */
   size_t bounce_pos; /* bytes of it in use; free again once a wait for the writes returned (quiet, or a full one) */
   char flush_byte[SHOAL_CACHELINE];
@@ -439,6 +440,7 @@ int shoal_ofi_dev_pending(void *h);
 /* quiet and fence of the ops table: the deferred staged chunks of ep's thread sent first (rma.c), then as
  * shoal_ofi_quiet / shoal_ofi_fence. */
 shoal_status_t shoal_ofi_quiet_staged(void *ep);
+shoal_status_t shoal_ofi_quiet_before_signal(int pe);
 shoal_status_t shoal_ofi_fence_staged(void *ep);
 shoal_status_t shoal_ofi_dev_get(void *h, int pe, size_t off, void *dst, size_t n);
 shoal_status_t shoal_ofi_dev_amo(void *h, int pe, size_t off, int op, size_t size, uint64_t v, uint64_t c,

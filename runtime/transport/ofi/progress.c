@@ -436,7 +436,7 @@ shoal_status_t shoal_ofi_quiet_common(txep_t *t) {
     }
   }
   shoal_status_t rw = WAIT_W(t), rr = WAIT_R(t);
-  if (!rw && !rr) t->amo_out = t->fence_w = t->fence_a = t->wbuf_out = false;
+  if (!rw && !rr) t->amo_out = t->fence_w = t->fence_a = t->wbuf_out = t->carried = false;
   if (!rw) t->bounce_pos = 0;
   return rw ? rw : rr ? rr : rf;
 }

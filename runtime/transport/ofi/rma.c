@@ -455,6 +455,29 @@ shoal_status_t shoal_ofi_quiet_staged(void *ep) {
   shoal_status_t rc = stage_flush(ep ? ep : &shoal_ofi.t0), rq = shoal_ofi_quiet(ep);
   return rc ? rc : rq;
 }
+/* comm.h quiet_before_signal. Where a send and a write are processed after the bytes of every write before them on
+ * their endpoint (saw), the caller's signal to pe (an inject write on t0, signal_common) lands behind this PE's puts
+ * there, so those need no flush read's round trip: they stay dirty and fenced (carried), so that whatever could
+ * still overtake them waits for their flush first: a native AMO (fence_w makes it quiet), the next full quiet, and a
+ * context endpoint made later (ctx.c). With a context endpoint open, a plain quiet: its gets could pass them (read
+ * under t0's lock, as ctx.c reads carried). */
+static shoal_status_t quiet_before_signal_common(txep_t *t, int pe) {
+  bool keep = !atomic_load(&shoal_ofi.ntx) && atomic_exchange(&t->dirty[pe], 0);
+  shoal_status_t rc = shoal_ofi_quiet_common(t);
+  if (keep) {
+    atomic_store(&t->dirty[pe], 1);
+    atomic_store(&t->dirty_any, true);
+    t->fence_w = t->carried = true;
+  }
+  return rc;
+}
+static shoal_status_t quiet_before_signal_mt(txep_t *t, int pe) { MT(t, quiet_before_signal_common(t, pe)); }
+shoal_status_t shoal_ofi_quiet_before_signal(int pe) {
+  if (!shoal_ofi.saw || !shoal_ofi.lazy_fence || pe < 0 || pe >= shoal_ofi.npes || pe == shoal_ofi.me)
+    return shoal_ofi_quiet_staged(NULL);
+  shoal_status_t rs = stage_flush(&shoal_ofi.t0), rq = quiet_before_signal_mt(&shoal_ofi.t0, pe);
+  return rs ? rs : rq;
+}
 shoal_status_t shoal_ofi_fence_staged(void *ep) {
   shoal_status_t rc = stage_flush(ep ? ep : &shoal_ofi.t0), rf = shoal_ofi_fence(ep);
   return rc ? rc : rf;
