@@ -81,7 +81,7 @@ shoal_status_t shoal_comm_setup(const char *routine) {
 
 void shoal_comm_teardown(void) {
   if (shoal_g.tl) {
-    shoal_g.tl->quiet(NULL);           /* this PE's writes have left (the last barrier's signals were awaited) ... */
+    shoal_g.tl->quiet(NULL);           /* this PE's writes are in place (those the last barrier carried flushed) ... */
     shoal_boot_barrier(&shoal_g.boot); /* ... everywhere: no PE reads or writes another any more */
     shoal_g.tl->fini();
     shoal_g.tl = NULL;

@@ -148,9 +148,9 @@ void shoal_barrier_world(void) {
   }
 }
 
-/* With two PEs, the peer on another node, both barriers of WORLD (dissemination, linear) begin with this PE's signal
- * to the peer on the default context, which the peer waits for before it leaves and which arrives behind this PE's
- * puts there (comm.h): those puts are at the peer before it leaves, so they cost no round trip of their own here
+/* With two PEs, the peer on another node, in both barriers of WORLD (dissemination, linear) the peer leaves only
+ * after this PE's signal, this PE's first operation on the default context after this quiet, which arrives behind
+ * its puts there (comm.h): those puts are at the peer before it leaves, so they cost no round trip of their own here
  * (2 PEs over net on lo: a put, then shmem_barrier_all, 54 -> 25 us). Not with more PEs: a third could leave, and
  * read the peer's memory, before the signal arrived there. */
 void shoal_barrier_all_quiet(const char *routine) {

@@ -24,8 +24,15 @@ void shoal_ofi_tx_close(txep_t *t) {
   free(t);
 }
 
-/* Under t0's lock, as quiet_before_signal reads ntx: a barrier either saw this endpoint or left carried set. */
-static shoal_status_t flush_carried(txep_t *t) { return t->carried ? shoal_ofi_quiet_common(t) : SHOAL_OK; }
+/* The flush reads alone (a full quiet here would take the default context's errors, reported once, from its next
+ * quiet). Under t0's lock, as quiet_before_signal reads ntx: a barrier either saw this endpoint or left carried set. */
+static shoal_status_t flush_carried(txep_t *t) {
+  if (!atomic_load_explicit(&t->carried, memory_order_relaxed)) return SHOAL_OK;
+  shoal_status_t rc = shoal_ofi_flush_post(t);
+  if (!rc) rc = WAIT_R(t);
+  if (!rc) atomic_store_explicit(&t->carried, false, memory_order_relaxed);
+  return rc;
+}
 static shoal_status_t t0_flush_carried(void) {
   txep_t *t = &shoal_ofi.t0;
   MT(t, flush_carried(t));
@@ -67,9 +74,11 @@ shoal_status_t shoal_ofi_ctx_create(bool shared, void **out) {
   pthread_mutex_unlock(&shoal_ofi_txs_mu);
   *out = t;
   /* A two-PE barrier may have left the default endpoint's puts fenced, not flushed (rma.c, quiet_before_signal):
-   * this endpoint's gets could overtake them, so they complete first (counted before: that barrier then quiets). */
+   * this endpoint's gets could overtake them, so they complete first. ntx is raised before this look, so a later
+   * barrier quiets fully. A failed flush is a quiet's failure: fatal, as shoal_comm_quiet's. */
   if (t0_flush_carried())
-    shoal_warn("shoal_tl_ofi_ctx_create: the default context's earlier puts did not complete");
+    shoal_fatal("shmem_ctx_create", "the flush of the default context's puts through ofi failed (the line above says "
+                "why)");
   return SHOAL_OK;
 fail:
   /* Not fatal: the context shares the main endpoint instead (correct, only not separate). */

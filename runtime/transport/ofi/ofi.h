@@ -222,7 +222,8 @@ typedef struct txep {
   _Atomic uint32_t fb_err; /* of those, answered "refused": quiet reports it */
   _Atomic uint8_t *dirty; /* [npes]: written since the last flush */
   _Atomic bool dirty_any;
-  bool carried; /* t0: puts a two-PE barrier left fenced, not flushed (rma.c shoal_ofi_quiet_before_signal) */
+  _Atomic bool carried; /* t0: puts a two-PE barrier left fenced, not flushed (rma.c quiet_before_signal); atomic:
+                           the proxy's thread looks at it when it makes its context (ctx.c) */
   char *bounce;      /* BOUNCE_BYTES (malloc'd at first use): blocking puts past inject_size copied here (rma.c) */
   size_t bounce_pos; /* bytes of it in use; free again once a wait for the writes returned (quiet, or a full one) */
   char flush_byte[SHOAL_CACHELINE];
@@ -389,6 +390,7 @@ void shoal_ofi_fb_tend(bool force);
 void shoal_ofi_progress_once(void);
 shoal_status_t shoal_ofi_wait_cntr(txep_t *t, struct fid_cntr *c, _Atomic uint64_t *issued, _Atomic uint64_t *errs,
                                    _Atomic uint64_t *done, _Atomic uint64_t *sigs);
+shoal_status_t shoal_ofi_flush_post(txep_t *t);
 shoal_status_t shoal_ofi_quiet_common(txep_t *t);
 shoal_status_t shoal_ofi_fence_before(txep_t *t, bool amo, bool fallback);
 shoal_status_t shoal_ofi_quiet(void *ep);

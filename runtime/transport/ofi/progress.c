@@ -421,9 +421,9 @@ shoal_status_t shoal_ofi_fb_drain(txep_t *t) {
   return SHOAL_OK;
 }
 
-shoal_status_t shoal_ofi_quiet_common(txep_t *t) {
-  if (SHOAL_UNLIKELY(!shoal_ofi.up)) return shoal_ofi_bad_call("shoal_tl_ofi_quiet", 0, 0, 0, 0);
-  shoal_status_t rf = shoal_ofi_fb_drain(t);
+/* The flush reads: one byte from every PE written on t since its last flush (RMA_RAW: each completes once the writes
+ * before it are in place there), posted; WAIT_R(t) waits for them. */
+shoal_status_t shoal_ofi_flush_post(txep_t *t) {
   if (shoal_ofi.flush && atomic_exchange(&t->dirty_any, false)) {
     for (int p = 0; p < shoal_ofi.npes; p++) {
       if (!atomic_load_explicit(&t->dirty[p], memory_order_relaxed) || !atomic_exchange(&t->dirty[p], 0)) continue;
@@ -435,8 +435,16 @@ shoal_status_t shoal_ofi_quiet_common(txep_t *t) {
       atomic_fetch_add_explicit(&t->r_issued, 1, memory_order_relaxed);
     }
   }
+  return SHOAL_OK;
+}
+
+shoal_status_t shoal_ofi_quiet_common(txep_t *t) {
+  if (SHOAL_UNLIKELY(!shoal_ofi.up)) return shoal_ofi_bad_call("shoal_tl_ofi_quiet", 0, 0, 0, 0);
+  shoal_status_t rf = shoal_ofi_fb_drain(t), rp = shoal_ofi_flush_post(t);
+  if (rp) return rp;
   shoal_status_t rw = WAIT_W(t), rr = WAIT_R(t);
-  if (!rw && !rr) t->amo_out = t->fence_w = t->fence_a = t->wbuf_out = t->carried = false;
+  if (!rw && !rr) t->amo_out = t->fence_w = t->fence_a = t->wbuf_out = false;
+  if (!rr) atomic_store_explicit(&t->carried, false, memory_order_relaxed);
   if (!rw) t->bounce_pos = 0;
   return rw ? rw : rr ? rr : rf;
 }

@@ -467,7 +467,8 @@ static shoal_status_t quiet_before_signal_common(txep_t *t, int pe) {
   if (keep) {
     atomic_store(&t->dirty[pe], 1);
     atomic_store(&t->dirty_any, true);
-    t->fence_w = t->carried = true;
+    t->fence_w = true;
+    atomic_store_explicit(&t->carried, true, memory_order_relaxed);
   }
   return rc;
 }
