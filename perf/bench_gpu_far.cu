@@ -2,7 +2,7 @@
  * Run on one GPU with every PE its own node over libfabric on lo (docs/gpu.md, "The proxy"):
  *   SHOAL_NODE_PES=1 SHOAL_TRANSPORT=ofi FI_PROVIDER=net FI_NET_IFACE=lo FI_TCP_IFACE=lo \
  *     oshrun -n 2 bench_gpu_far [--min 64K] [--max 64M] [--coll-min 4K] [--coll-max 256M] [--csv FILE]
- *                               [--lat-iters 2000] [--bw 0] [--coll 0]
+ *                               [--lat-iters 2000] [--bw 0] [--coll 0] [--hostapi 0]
  * PE 0 measures, PE 1 is the far target (it only serves: its progress thread copies staged bytes into its GPU).
  * Rows (CSV: impl,op,bytes,iters,time_us,GBs; bandwidth rows interleaved per size, so both paths see the same noise):
  *   host_put     shmem_putmem_nbi from host memory into PE 1's host heap, k times, then shmem_quiet (the reference)
@@ -11,7 +11,8 @@
  *                (a slot of 4 MiB at 2 PEs), so that their bytes are not the last put's, warm in the caches
  *   dev_put      a kernel's shmem_putmem_nbi from the device heap into PE 1's device heap, k times, then shmem_quiet,
  *                all in the kernel (the proxy path); timed around the launch and a stream synchronize
- *   hostapi_dput the host's shmem_putmem_nbi from the device heap into PE 1's device heap (part 1's staged path)
+ *   hostapi_dput the host's shmem_putmem_nbi from the device heap into PE 1's device heap (part 1's staged path;
+ *                --hostapi 0 leaves it out, so that SHOAL_OFI_STAGE_PROFILE's sums are the kernel's puts alone)
  *   host_lat     8 B shmem_putmem + shmem_quiet from the host, per iteration
  *   dev_lat      8 B shmem_putmem + shmem_quiet in one kernel thread, per iteration
  *   host_amo     shmem_uint64_atomic_fetch_add from the host on PE 1's host heap, per iteration
@@ -121,12 +122,13 @@ int main(int argc, char **argv) {
   size_t min = 64 << 10, max = 64 << 20, cmin = 4 << 10, cmax = 256 << 20;
   const char *csv_path = NULL;
   long kl = 2000; /* --lat-iters */
-  bool bw = true, coll = true;
+  bool bw = true, coll = true, hostapi = true;
   size_t ring = 0; /* --ring */
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--lat-iters")) kl = atol(argv[i + 1]);
     if (!strcmp(argv[i], "--bw")) bw = atoi(argv[i + 1]);
     if (!strcmp(argv[i], "--coll")) coll = atoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--hostapi")) hostapi = atoi(argv[i + 1]);
     if (!strcmp(argv[i], "--min")) min = parse_size(argv[i + 1]);
     else if (!strcmp(argv[i], "--max")) max = parse_size(argv[i + 1]);
     else if (!strcmp(argv[i], "--coll-min")) cmin = parse_size(argv[i + 1]);
@@ -198,10 +200,11 @@ int main(int argc, char **argv) {
         if (rep) row("dev_put", "put", n, k, t); else kd = pick(t, k, 0.3, kmax);
         k = rep ? ka : 2;
         t = now();
-        for (long i = 0; i < k; i++) shmem_putmem_nbi(ddst, dsrc, n, 1);
+        for (long i = 0; hostapi && i < k; i++) shmem_putmem_nbi(ddst, dsrc, n, 1);
         shmem_quiet();
         t = now() - t;
-        if (rep) row("hostapi_dput", "put", n, k, t); else ka = pick(t, k, 0.3, kmax);
+        if (hostapi && rep) row("hostapi_dput", "put", n, k, t);
+        else if (hostapi) ka = pick(t, k, 0.3, kmax);
         if (n > STAGE_CHUNK || !rep) continue;
         for (int dir = 0; dir < 2; dir++) {
           t = now();

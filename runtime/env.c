@@ -113,6 +113,9 @@ static const env_var_t env_table[] = {
   {"SHOAL_OFI_TIMEOUT", ENV_LONG, "30", F(ofi_timeout), "-1 (never) or seconds >= 1 (at most 2147483647)",
    "seconds a PE waiting on the ofi transport gives a peer of another node to answer a probe before it ends the "
    "job with one line naming the peer (a link down, a PE stopped or gone)"},
+  {"SHOAL_OFI_STAGE_PROFILE", ENV_BOOL, "0", F(ofi_stage_profile), "0/1/yes/no/true/false/on/off",
+   "measuring: each PE sums where its staged puts to far device heaps spend their time (per chunk: room in the ring, "
+   "the copy out of GPU memory, the send, the answer; at the target the copy in) and prints it at shmem_finalize"},
   {"SHOAL_TRANSPORT", ENV_ENUM, "auto", F(transport), "auto|shm|ofi",
    "how a PE reaches the others: auto: shared memory within a node, ofi (libfabric) between nodes; shm: shared "
    "memory only (a job over several nodes stops at init); ofi: libfabric for every other PE, those of this node too "

@@ -80,6 +80,7 @@ typedef struct shoal_env {
   char aliases[256];       /* not a variable: the deprecated SMA_ spellings found, and what was done with each */
   char ofi_provider[64];   /* SHOAL_OFI_PROVIDER: the ofi transport's provider, "" = libfabric's choice (net first) */
   long ofi_timeout;        /* SHOAL_OFI_TIMEOUT: seconds a far peer may leave a probe unanswered; -1 = never */
+  bool ofi_stage_profile;  /* SHOAL_OFI_STAGE_PROFILE: staged put chunks' times, printed at finalize */
   char transport[8];       /* SHOAL_TRANSPORT: auto | shm | ofi */
   long node_pes;           /* SHOAL_NODE_PES: testing, PEs per simulated node; -1 = off */
   char node_map[8];        /* SHOAL_NODE_MAP: testing, block | cyclic (how SHOAL_NODE_PES deals the ranks) */

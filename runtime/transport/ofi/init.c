@@ -217,6 +217,7 @@ static shoal_status_t tl_init(shoal_boot_t *b) {
   shoal_ofi.stage_slot = shoal_ofi.reg[SHOAL_SPACE_STAGE].len / (size_t)b->size; /* 0: no staging region */
   pthread_mutex_init(&shoal_ofi.stage_mu, NULL);
   shoal_ofi.slow_dput = force_flags & SHOAL_TL_OFI_FORCE_SLOW_DPUT;
+  shoal_ofi.prof = shoal_env.ofi_stage_profile;
   shoal_ofi.self = &shoal_tl_ofi_ops; /* for the watch (progress.c): before anything that can run it */
   shoal_ofi.mt = shoal_g.thread_level == SHMEM_THREAD_MULTIPLE;
   struct fi_info *info = NULL;
@@ -515,6 +516,19 @@ static void tl_fini(void) {
     shoal_ofi.thread_on = false;
   }
   shoal_ofi_watch_fini();
+  _Static_assert(SP_N == sizeof shoal_ofi.prof_n / sizeof shoal_ofi.prof_n[0], "ofi.h: prof_n has SP_N places");
+  if (shoal_ofi.prof) { /* SHOAL_OFI_STAGE_PROFILE: one line, mean us per event and how many (ofi.h SP_*) */
+    static const char *const what[SP_N] = {"room", "copy_start", "copy_sync", "copy_wait", "send", "answer",
+                                           "target_copy_start", "target_copy", "target_copy_sync"};
+    char line[512];
+    int at = 0;
+    for (int k = 0; k < SP_N && at < (int)sizeof line; k++) {
+      uint64_t n = atomic_load(&shoal_ofi.prof_n[k]), ns = atomic_load(&shoal_ofi.prof_ns[k]);
+      at += snprintf(line + at, sizeof line - (size_t)at, " %s %.2f us x %" PRIu64, what[k],
+                     n ? (double)ns / (double)n / 1e3 : 0.0, n);
+    }
+    fprintf(stderr, "shoal: PE %d: staged put profile:%s\n", shoal_ofi.me, line);
+  }
   if (atomic_load(&shoal_ofi.dropped))
     SHOAL_DEBUG(SHOAL_SUB_OFI, "%" PRIu64 " messages dropped (not from this job, or malformed)",
                 (uint64_t)atomic_load(&shoal_ofi.dropped));

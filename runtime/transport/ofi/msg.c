@@ -45,9 +45,15 @@ static uint8_t exec_req(const amo_msg_t *m, uint64_t *value, int *ev) {
     if (SHOAL_UNLIKELY(shoal_ofi.slow_dput) && m->kind == MSG_DPUT) nanosleep(&(struct timespec){0, 50000000}, NULL);
     /* the requester reuses the slot's bytes only after the answer: after the copy; the ring of pending answers
      * (pend) has SHOAL_COMM_DEV_COPIES places, whichever pool (the heap's or the copier's) holds the copies */
-    if (m->kind == MSG_DGET || shoal_ofi.pend_n >= SHOAL_COMM_DEV_COPIES)
-      return shoal_comm_dev_copy(m->off, buf, m->operand, m->kind == MSG_DPUT) ? 1 : 0;
-    return shoal_comm_dev_copy_start(m->off, buf, m->operand, ev) ? 1 : *ev >= 0 ? PENDING : 0;
+    const int64_t tc = prof_now();
+    if (m->kind == MSG_DGET || shoal_ofi.pend_n >= SHOAL_COMM_DEV_COPIES) {
+      uint8_t res = shoal_comm_dev_copy(m->off, buf, m->operand, m->kind == MSG_DPUT) ? 1 : 0;
+      prof_add(SP_T_SYNC, tc);
+      return res;
+    }
+    uint8_t res = shoal_comm_dev_copy_start(m->off, buf, m->operand, ev) ? 1 : *ev >= 0 ? PENDING : 0;
+    prof_add(SP_T_COPY_START, tc);
+    return res;
   }
   if (m->space == SHOAL_SPACE_DEVICE)
     return shoal_comm_dev_amo(m->off, m->op, m->size, m->operand, m->compare, value) ? 1 : 0;
@@ -71,6 +77,7 @@ void shoal_ofi_copies_reap(void) {
     uint8_t st = shoal_comm_dev_copy_done(p->slot, &done) ? 1 : 0;
     if (!done) break;
     struct done *d = &shoal_ofi.done[(size_t)p->pe * NWAIT + (p->id & 0xff)];
+    prof_add(SP_T_COPY, p->t_ns);
     if (d->id == p->id) d->status = st;
     rep[nrep] = (amo_msg_t){.kind = MSG_REP, .id = p->id, .token = shoal_ofi.rtoken[p->pe], .op = st};
     to[nrep++] = p->pe;
@@ -136,6 +143,7 @@ static void take_answer(uint64_t id, uint8_t op, uint64_t operand) {
   }
   if (w->async) { /* non-fetching: nobody waits in the slot; count it done on its endpoint and free it */
     txep_t *t = w->owner;
+    if (w->m.kind == MSG_DPUT) prof_add(SP_ANSWER, w->sent_ns), w->sent_ns = 0;
     if (op) {
       shoal_warn("fi_atomic: pe %d refused the %s at offset %" PRIu64 " of space %d", w->pe,
                  w->m.kind == MSG_DPUT ? "staged put" : amo_ops[w->m.op].name, w->m.off, w->m.space);
@@ -193,7 +201,7 @@ void shoal_ofi_handle_msg(const amo_msg_t *m, size_t len) {
     d->id = m->id, d->value = rep.operand, d->status = rep.op;
     if (rep.op == PENDING) { /* at most SHOAL_COMM_DEV_COPIES (the heap's events), so the ring has room */
       shoal_ofi.pend[(shoal_ofi.pend_head + shoal_ofi.pend_n++) % SHOAL_COMM_DEV_COPIES] =
-          (struct pend_copy){m->pe, slot, m->id};
+          (struct pend_copy){m->pe, slot, m->id, prof_now()};
       atomic_store_explicit(&shoal_ofi.pend_out, shoal_ofi.pend_n, memory_order_release);
       bool wake = shoal_ofi.pend_n == 1 && shoal_ofi.thread_on && !pthread_equal(pthread_self(), shoal_ofi.thread);
       pthread_mutex_unlock(&shoal_ofi.exec_mu);

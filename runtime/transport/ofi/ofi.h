@@ -176,6 +176,7 @@ typedef struct waiter {
   struct txep *owner;
   amo_msg_t m;
   int64_t t0, last, resend, rto; /* waiting since (stretches of waiting only), last look, next resend, its step */
+  int64_t sent_ns;               /* SHOAL_OFI_STAGE_PROFILE: a staged chunk's send (its answer's time) */
 } waiter_t;
 
 /* A request of the fallback sent and not yet answered (amo.c's fb_start / fb_finish), or a staged put's chunk
@@ -271,7 +272,7 @@ extern struct shoal_ofi_state {
    * record), oldest first: answered by shoal_ofi_copies_reap once done. Under exec_mu; pend_out is pend_n for a
    * look without it. At most SHOAL_COMM_DEV_COPIES, the heap's events (with all taken, shoal_comm_dev_copy_start
    * synchronizes the stream: that copy is answered at once). */
-  struct pend_copy { int pe, slot; uint64_t id; } pend[SHOAL_COMM_DEV_COPIES];
+  struct pend_copy { int pe, slot; uint64_t id; int64_t t_ns; } pend[SHOAL_COMM_DEV_COPIES];
   unsigned pend_head, pend_n;
   _Atomic unsigned pend_out;
   pthread_t thread;
@@ -287,7 +288,8 @@ extern struct shoal_ofi_state {
    * shoal_comm_dev_memcpy_start, -1 done) was only enqueued; only their endpoint's thread (stage_owner) sends them,
    * in order, and other threads' staged calls wait until there are none. */
   /* wd: the chunk's request rides in its write (stage_send); len then counts the request after the tag */
-  struct stage_fly { shoal_ofi_fb_pending_t p; size_t off, len; struct txep *t; int copy; bool wd; } stage_q[STAGE_INFLIGHT];
+  struct stage_fly { shoal_ofi_fb_pending_t p; size_t off, len; struct txep *t; int copy; bool wd; int64_t t_ns; }
+    stage_q[STAGE_INFLIGHT]; /* t_ns: SHOAL_OFI_STAGE_PROFILE, when its deferred copy was enqueued (0: none) */
   unsigned stage_head, stage_n, stage_unposted;
   _Atomic(struct txep *) stage_owner; /* the endpoint of the unposted chunks; NULL: none */
   _Atomic unsigned stage_waiters;     /* other threads' staged calls waiting for them: the owner sends all, defers none */
@@ -296,6 +298,8 @@ extern struct shoal_ofi_state {
   size_t stage_pos;           /* where the next chunk goes in the bounce (a ring of stage_slot bytes at most) */
   size_t stage_reach;         /* the furthest end of a chunk's place in the ring since init (bytes) */
   bool slow_dput;             /* SHOAL_TL_OFI_FORCE_SLOW_DPUT (tests): 50 ms before each staged put chunk's copy */
+  bool prof;                  /* SHOAL_OFI_STAGE_PROFILE */
+  _Atomic uint64_t prof_n[9], prof_ns[9]; /* [SP_N] (ofi.h below; checked in init.c) */
   bool stage_saw;             /* the provider orders a send after a write (FI_ORDER_SAW): a chunk's request follows
                                * its write on the same endpoint without waiting for its delivery */
   _Atomic uint64_t stage_early; /* chunk requests that came before their data (tag mismatch): left unanswered */
@@ -310,6 +314,19 @@ static inline int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 /* The PE's own progress calls note the time, for the thread to see that the PE polls. */
+/* SHOAL_OFI_STAGE_PROFILE: where staged put chunks' time goes, summed per PE (rma.c, msg.c; printed at fini).
+ * Initiator: waiting for room in the ring or the queue, enqueueing the copy out of GPU memory (or doing it, not
+ * deferred), the enqueued copy's wait until seen done, the send, send to answer. Target: enqueueing the copy into
+ * the device heap, its wait until reaped, a copy done at once (the ring of pending copies full, or a get's). */
+enum { SP_ROOM, SP_COPY_START, SP_COPY_SYNC, SP_COPY_WAIT, SP_SEND, SP_ANSWER, SP_T_COPY_START, SP_T_COPY, SP_T_SYNC,
+       SP_N };
+static inline int64_t prof_now(void) { return SHOAL_UNLIKELY(shoal_ofi.prof) ? now_ns() : 0; }
+static inline void prof_add(int k, int64_t since) {
+  if (SHOAL_UNLIKELY(shoal_ofi.prof) && since) {
+    atomic_fetch_add_explicit(&shoal_ofi.prof_n[k], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&shoal_ofi.prof_ns[k], (uint64_t)(now_ns() - since), memory_order_relaxed);
+  }
+}
 static inline void note_poll(void) { atomic_store_explicit(&shoal_ofi.polled_ns, now_ns(), memory_order_relaxed); }
 static inline bool pe_polls(long within) {
   return now_ns() - atomic_load_explicit(&shoal_ofi.polled_ns, memory_order_relaxed) < within;

@@ -176,7 +176,16 @@ static shoal_status_t stage_read(txep_t *t, char *bounce, size_t n, int pe) {
  * request's place (ofi.h CQS_*): one send a chunk, where the request as a message of its own was a second send here
  * and a second receive and handling at the target. (A resend still goes as a message: its target finds the tag.)
  * On failure its claim is given up (f reads answered). */
+static shoal_status_t stage_send_(txep_t *t, struct stage_fly *f);
 static shoal_status_t stage_send(txep_t *t, struct stage_fly *f) {
+  const int64_t t0 = prof_now();
+  f->p.w->sent_ns = t0; /* before the send: its answer may come at once (answer: from the send's start) */
+  shoal_status_t rc = stage_send_(t, f);
+  prof_add(SP_SEND, t0);
+  if (rc) f->p.w->sent_ns = 0;
+  return rc;
+}
+static shoal_status_t stage_send_(txep_t *t, struct stage_fly *f) {
   char *bounce = (char *)shoal_ofi.reg[SHOAL_SPACE_STAGE].base + (size_t)shoal_ofi.me * shoal_ofi.stage_slot;
   const int pe = f->p.pe;
   const uint64_t tag = f->p.m.id ^ shoal_ofi.rtoken[pe]; /* the target's secret in it: no old bytes match */
@@ -234,6 +243,7 @@ static shoal_status_t stage_post(txep_t *t, unsigned need) {
       continue;
     }
     f->copy = -1;
+    prof_add(SP_COPY_WAIT, f->t_ns);
     if (r) {
       shoal_warn("shoal_tl_ofi_dev_put: copy of %zu bytes out of GPU memory failed", f->len - sizeof(uint64_t));
       shoal_ofi_fb_unclaim(&f->p);
@@ -352,7 +362,9 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
        * already (a small put after a large one does not wait for the large one's answers). H100, session 37: 64 KiB
        * puts took 30 us in the 4 MiB slot's ring, 22 us in a 1 MiB one. */
       if (pos + span > slot || (pos + span > STAGE_INFLIGHT * span && stage_free_now(0, span))) pos = 0;
+      const int64_t tr = prof_now();
       stage_room(pos, span);
+      prof_add(SP_ROOM, tr);
       if (pos + span > shoal_ofi.stage_reach) shoal_ofi.stage_reach = pos + span;
       /* The claim below waits for a place among the fallback's fb_cap in flight, which unsent chunks never free; so
        * do the claims of this thread's next non-fetching AMOs (amo.c), which send nothing of ours meanwhile: at
@@ -360,9 +372,12 @@ static shoal_status_t stage_rma(txep_t *t, int pe, size_t off, char *buf, size_t
       while (shoal_ofi.stage_unposted && shoal_ofi.stage_unposted + 2 > (unsigned)shoal_ofi.fb_cap) stage_post(t, 1);
       struct stage_fly *f = &shoal_ofi.stage_q[(shoal_ofi.stage_head + shoal_ofi.stage_n) % STAGE_INFLIGHT];
       if ((rc = shoal_ofi_fb_claim(MSG_DPUT, SHOAL_SPACE_DEVICE, pe, off + done, 0, len, pos, &f->p))) break;
-      f->off = pos, f->len = span, f->t = t, f->copy = -1, f->wd = wd;
+      f->off = pos, f->len = span, f->t = t, f->copy = -1, f->wd = wd, f->t_ns = 0;
+      const int64_t tc = prof_now();
       rc = defer ? shoal_comm_dev_memcpy_start(bounce + pos, buf + done, len, &f->copy)
                  : shoal_comm_dev_memcpy(bounce + pos, buf + done, len);
+      prof_add(defer ? SP_COPY_START : SP_COPY_SYNC, tc);
+      if (defer && f->copy >= 0) f->t_ns = prof_now();
       if (rc) {
         shoal_warn("shoal_tl_ofi_dev_put: copy of %zu bytes through the bounce buffer failed", len);
         shoal_ofi_fb_unclaim(&f->p);
