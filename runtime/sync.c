@@ -151,8 +151,8 @@ void shoal_barrier_world(void) {
 /* With two PEs, the peer on another node, in both barriers of WORLD (dissemination, linear) the peer leaves only
  * after this PE's signal, this PE's first operation on the default context after this quiet, which arrives behind
  * its puts there (comm.h): those puts are at the peer before it leaves, so they cost no round trip of their own here
- * (2 PEs over net on lo: a put, then shmem_barrier_all, 54 -> 25 us). Not with more PEs: a third could leave, and
- * read the peer's memory, before the signal arrived there. */
+ * (2 PEs over net on lo: shmem_int_p, a wait, then shmem_barrier_all, 54 -> 26 us a round). Not with more PEs: a
+ * third could leave, and read the peer's memory, before the signal arrived there. */
 void shoal_barrier_all_quiet(const char *routine) {
   int peer = 1 - shoal_g.me;
   if (shoal_g.npes != 2 || !shoal_quiet_hook || shoal_g.heap_lim[peer] ||
