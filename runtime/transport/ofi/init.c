@@ -516,7 +516,6 @@ static void tl_fini(void) {
     shoal_ofi.thread_on = false;
   }
   shoal_ofi_watch_fini();
-  _Static_assert(SP_N == sizeof shoal_ofi.prof_n / sizeof shoal_ofi.prof_n[0], "ofi.h: prof_n has SP_N places");
   if (shoal_ofi.prof) { /* SHOAL_OFI_STAGE_PROFILE: one line, mean us per event and how many (ofi.h SP_*) */
     static const char *const what[SP_N] = {"room", "copy_start", "copy_sync", "copy_wait", "send", "answer",
                                            "target_copy_start", "target_copy", "target_copy_sync"};

@@ -231,6 +231,13 @@ typedef struct txep {
   struct txep *prev, *next; /* context endpoints: on shoal_ofi.txs, for fini */
 } txep_t;
 
+/* SHOAL_OFI_STAGE_PROFILE: where staged put chunks' time goes, summed per PE (rma.c, msg.c; printed at fini).
+ * Initiator: waiting for room in the ring or the queue, enqueueing the copy out of GPU memory (or doing it, not
+ * deferred), the enqueued copy's wait until seen done, the send, send to answer. Target: enqueueing the copy into
+ * the device heap, its wait until reaped, a copy done at once (the ring of pending copies full, or a get's). */
+enum { SP_ROOM, SP_COPY_START, SP_COPY_SYNC, SP_COPY_WAIT, SP_SEND, SP_ANSWER, SP_T_COPY_START, SP_T_COPY, SP_T_SYNC,
+       SP_N };
+
 extern struct shoal_ofi_state {
   bool up, flush, thread_on, fallback_ok, rx_main, hmem, mt, lazy_fence;
   bool saw; /* a send is processed after the bytes of the writes before it on its endpoint, whatever their size
@@ -299,7 +306,7 @@ extern struct shoal_ofi_state {
   size_t stage_reach;         /* the furthest end of a chunk's place in the ring since init (bytes) */
   bool slow_dput;             /* SHOAL_TL_OFI_FORCE_SLOW_DPUT (tests): 50 ms before each staged put chunk's copy */
   bool prof;                  /* SHOAL_OFI_STAGE_PROFILE */
-  _Atomic uint64_t prof_n[9], prof_ns[9]; /* [SP_N] (ofi.h below; checked in init.c) */
+  _Atomic uint64_t prof_n[SP_N], prof_ns[SP_N];
   bool stage_saw;             /* the provider orders a send after a write (FI_ORDER_SAW): a chunk's request follows
                                * its write on the same endpoint without waiting for its delivery */
   _Atomic uint64_t stage_early; /* chunk requests that came before their data (tag mismatch): left unanswered */
@@ -313,13 +320,7 @@ static inline int64_t now_ns(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
-/* The PE's own progress calls note the time, for the thread to see that the PE polls. */
-/* SHOAL_OFI_STAGE_PROFILE: where staged put chunks' time goes, summed per PE (rma.c, msg.c; printed at fini).
- * Initiator: waiting for room in the ring or the queue, enqueueing the copy out of GPU memory (or doing it, not
- * deferred), the enqueued copy's wait until seen done, the send, send to answer. Target: enqueueing the copy into
- * the device heap, its wait until reaped, a copy done at once (the ring of pending copies full, or a get's). */
-enum { SP_ROOM, SP_COPY_START, SP_COPY_SYNC, SP_COPY_WAIT, SP_SEND, SP_ANSWER, SP_T_COPY_START, SP_T_COPY, SP_T_SYNC,
-       SP_N };
+/* SHOAL_OFI_STAGE_PROFILE (SP_* above): since, from prof_now (0 when off), to now added to stage k. */
 static inline int64_t prof_now(void) { return SHOAL_UNLIKELY(shoal_ofi.prof) ? now_ns() : 0; }
 static inline void prof_add(int k, int64_t since) {
   if (SHOAL_UNLIKELY(shoal_ofi.prof) && since) {
@@ -327,6 +328,7 @@ static inline void prof_add(int k, int64_t since) {
     atomic_fetch_add_explicit(&shoal_ofi.prof_ns[k], (uint64_t)(now_ns() - since), memory_order_relaxed);
   }
 }
+/* The PE's own progress calls note the time, for the thread to see that the PE polls. */
 static inline void note_poll(void) { atomic_store_explicit(&shoal_ofi.polled_ns, now_ns(), memory_order_relaxed); }
 static inline bool pe_polls(long within) {
   return now_ns() - atomic_load_explicit(&shoal_ofi.polled_ns, memory_order_relaxed) < within;

@@ -473,9 +473,9 @@ shoal_status_t shoal_ofi_quiet_staged(void *ep) {
 /* comm.h quiet_before_signal. Where a send and a write are processed after the bytes of every write before them on
  * their endpoint (saw), the caller's signal to pe (an inject write on t0, signal_common) lands behind this PE's puts
  * there, so those need no flush read's round trip: they stay dirty and fenced (carried), so that whatever could
- * still overtake them waits for their flush first: a native AMO (fence_w makes it quiet), the next full quiet, and a
- * context endpoint made later (ctx.c). With a context endpoint open, a plain quiet: its gets could pass them (read
- * under t0's lock, as ctx.c reads carried). */
+ * still overtake them waits for their flush first: a native AMO (fence_w makes it quiet), a staged call (likewise,
+ * stage_fence), the next full quiet, and a context endpoint made later (ctx.c). With a context endpoint open, a
+ * plain quiet: its gets could pass them (ntx read under t0's lock, as ctx.c reads carried). */
 static shoal_status_t quiet_before_signal_common(txep_t *t, int pe) {
   bool keep = !atomic_load(&shoal_ofi.ntx) && atomic_exchange(&t->dirty[pe], 0);
   shoal_status_t rc = shoal_ofi_quiet_common(t);
