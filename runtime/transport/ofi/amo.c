@@ -104,6 +104,7 @@ static shoal_status_t fb_send(txep_t *t, shoal_ofi_fb_pending_t *p, bool async, 
     atomic_store(&w->state, 0);
     return shoal_ofi_fail(wd ? "fi_writedata" : "fi_inject", r);
   }
+  note_issue();
   return SHOAL_OK;
 }
 

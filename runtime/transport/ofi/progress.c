@@ -254,6 +254,19 @@ void shoal_ofi_tx_progress_all(void) {
   pthread_mutex_unlock(&shoal_ofi_txs_mu);
 }
 
+/* note_issue's progress call (ofi.h). Never on the progress thread (its issues must not hold itself back), nor
+ * inside one of its own: what a progress call does may issue (a flush read, a staged chunk's write). Nor on a PE
+ * with a device heap: a peer's staged chunk costs its target a copy into that heap, which the thread does beside the
+ * PE's issuing (on a CPU of its own where the node has one: proxy.c), not inside it (gpu_fake_far's slowed copies,
+ * 50 ms each, then ran inside a PE's puts). */
+static _Thread_local bool issue_polling;
+void shoal_ofi_issue_poll(void) {
+  if (issue_polling || shoal_g.space[SHOAL_SPACE_DEVICE].size) return;
+  issue_polling = true;
+  shoal_ofi_progress_once();
+  issue_polling = false;
+}
+
 /* While the PE polls the endpoint itself (it did within PT_HOLD_NS: a fixed window, so that a PE making only short
  * calls now and then does not keep the thread away), the thread sleeps a hold and looks again; otherwise it waits
  * on the sockets. It polls the CQ's fd itself: fi_cq_sread would run the provider's progress at every byte that
@@ -271,6 +284,7 @@ void *shoal_ofi_progress_main(void *arg) {
   int fd = shoal_ofi.wait_fd;
   bool woke = false; /* the last poll of fd found it readable */
   (void)arg;
+  issue_polling = true; /* note_issue: the thread's own issues run no progress call of the PE's */
   while (!atomic_load(&shoal_ofi.stop)) {
     if (pe_polls(PT_HOLD_NS)) {
       struct timespec ts = {0, hold};
