@@ -333,6 +333,7 @@ typedef struct shoal_wait {
 } shoal_wait_t;
 #define SHOAL_WAIT_CHECK 32
 void shoal_wait_init(bool oversubscribed); /* PEs outnumber the node's CPUs: always wait as if sharing one */
+bool shoal_wait_oversubscribed(void);       /* what shoal_wait_init was told (tests) */
 void shoal_wait_step(shoal_wait_t *w);
 void shoal_wait_backoff(shoal_wait_t *w); /* the step without the transport's progress (the transport's own waits) */
 #if defined(__x86_64__) || defined(__i386__)

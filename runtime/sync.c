@@ -31,6 +31,7 @@ static int64_t wait_now(void) {
 }
 
 void shoal_wait_init(bool oversubscribed) { wait_oversubscribed = oversubscribed; }
+bool shoal_wait_oversubscribed(void) { return wait_oversubscribed; }
 
 /* Did another PE of this node last wait on CPU cpu? Publishes ours first. Racy by design (threads, stale reports):
  * a wrong answer only costs a few yields or a longer spin. */

@@ -1,25 +1,28 @@
 /* issue_thread.c - a PE that only issues keeps its progress thread back, and still serves its peers (issue 29).
  * 1. Each PE reads its right neighbour's array in windows of 64 nbi gets with ~4 us of work between two gets (a
  *    window's issues outlast the thread's 200 us look at whether its PE polls), then shmem_quiet; every value is
- *    checked. Over ofi with a progress thread, that thread may make at most one progress call of its own per 4
- *    windows. Before, the issuing PE made no progress call between its quiets, so the thread went back to the fd and
- *    woke at the answers to its own gets, on the PE's core: one call or more per window, and in a benchmark's
- *    windows (no work between the gets) 12-20 us a get in half of them against 6-10.
+ *    checked. Over ofi with a progress thread, that thread may make progress calls of its own in at most one window
+ *    of 4 (one window per stall of the PE's CPU, not a count per stall). Before, the issuing PE made no progress
+ *    call between its quiets, so the thread went back to the fd and woke at the answers to its own gets, on the PE's
+ *    core: 43-44 calls in 40 windows, and in a benchmark's windows (no work between the gets) 12-20 us a get in
+ *    half of them against 6-10.
  * 2. PE 0 only issues for 300 ms (nbi puts to PE 1, work between them, never a wait) while every other PE reads PE
- *    0's memory with blocking gets and fetching AMOs for 200 ms: each must be answered within 50 ms. PE 0's issues
- *    serve them now; keeping the thread back without a progress call of the PE's own would leave them for 300 ms.
- * Without ofi, without a progress thread, or with more PEs than CPUs (a PE then waits off its CPU for whole slices,
- * and its thread serves its peers meanwhile, as it should), only the values and the answers' times are checked. */
+ *    0's memory with blocking gets and fetching AMOs for 200 ms: over ofi each must be answered within 50 ms (150
+ *    where PEs outnumber CPUs). PE 0's issues serve them now; keeping the thread back without a progress call of
+ *    the PE's own would leave them for 300 ms.
+ * Without ofi, or without a progress thread, only the values are checked; where PEs outnumber the node's CPUs (the
+ * runtime's own count: shoal_wait_oversubscribed) the thread's calls are not (a PE then waits off its CPU for whole
+ * slices, and its thread serves its peers meanwhile, as it should). */
 #include "comm.h"
 #include "ptest.h"
 
 #include <time.h>
-#include <unistd.h>
 
 #define W 64
 #define WINDOWS 40
 
 static long arr[W], word, ctr, total, sink[W];
+static const long one = 1;
 
 static double now_s(void) {
   struct timespec ts;
@@ -41,31 +44,38 @@ int main(void) {
   shmem_barrier_all();
 
   bool ofi = shoal_g.tl_of[right] == &shoal_tl_ofi_ops;
-  bool crowd = n > sysconf(_SC_NPROCESSORS_ONLN);
+  bool crowd = shoal_wait_oversubscribed();
   shoal_tl_ofi_info_t a, b;
   if (ofi) shoal_tl_ofi_query(&a);
+  bool counted = ofi && a.progress_thread && !crowd;
+  unsigned long long calls = 0;
+  int busy = 0; /* windows in which the thread made a progress call */
   long got[W];
   for (int w = 0; w < WINDOWS; w++) {
+    if (counted) shoal_tl_ofi_query(&a);
     for (int i = 0; i < W; i++) {
       got[i] = -1;
       shmem_getmem_nbi(&got[i], &arr[i], sizeof got[i], right);
       work_us(4);
     }
     shmem_quiet();
+    if (counted) {
+      shoal_tl_ofi_query(&b);
+      calls += b.thread_progress - a.thread_progress;
+      busy += b.thread_progress != a.thread_progress;
+    }
     for (int i = 0; i < W; i++)
       if (got[i] != right * 1000 + i) {
         CHECK(0, "window %d: got[%d] from PE %d is %ld, want %ld", w, i, right, got[i], (long)(right * 1000 + i));
         break;
       }
   }
-  if (ofi && a.progress_thread && !crowd) {
-    shoal_tl_ofi_query(&b);
-    unsigned long long calls = (unsigned long long)(b.thread_progress - a.thread_progress);
-    CHECK(calls <= WINDOWS / 4, "in %d windows of %d nbi gets to PE %d the progress thread made %llu progress calls "
-          "of its own (want at most %d: the issuing PE's own calls keep it back)", WINDOWS, W, right, calls,
-          WINDOWS / 4);
-    printf("issue_thread: PE %d over ofi (%s): %llu thread progress calls in %d windows\n", me, a.provider, calls,
-           WINDOWS);
+  if (counted) {
+    CHECK(busy <= WINDOWS / 4, "in %d of %d windows of %d nbi gets to PE %d the progress thread made progress calls "
+          "of its own (%llu in all; want at most %d windows: the issuing PE's own calls keep it back)", busy, WINDOWS,
+          W, right, calls, WINDOWS / 4);
+    printf("issue_thread: PE %d over ofi (%s): thread progress calls in %d of %d windows (%llu calls)\n", me,
+           a.provider, busy, WINDOWS, calls);
   }
   shmem_barrier_all();
 
@@ -74,8 +84,7 @@ int main(void) {
     long ops = 0;
     if (me == 0) {
       for (long i = 0; now_s() - t0 < 0.3; i++) {
-        sink[i % W] = i;
-        shmem_putmem_nbi(&sink[i % W], &sink[i % W], sizeof sink[0], 1);
+        shmem_putmem_nbi(&sink[i % W], &one, sizeof one, 1);
         work_us(20);
       }
     } else {
@@ -89,8 +98,10 @@ int main(void) {
         CHECK(c >= ops, "a fetch_inc of PE 0's counter gave %ld, want at least %ld", c, ops);
         ops++;
       }
-      CHECK(worst < 0.05, "while PE 0 only issued, a get and a fetch_inc to it took up to %.1f ms (want under 50)",
-            worst * 1e3);
+      const double bound = crowd ? 0.15 : 0.05;
+      if (shoal_g.tl_of[0] == &shoal_tl_ofi_ops)
+        CHECK(worst < bound, "while PE 0 only issued, a get and a fetch_inc to it took up to %.1f ms (want under "
+              "%.0f)", worst * 1e3, bound * 1e3);
       CHECK(ops > 0, "no get answered in 200 ms");
     }
     if (me != 0) shmem_long_atomic_add(&total, ops, 0);

@@ -104,7 +104,6 @@ static shoal_status_t fb_send(txep_t *t, shoal_ofi_fb_pending_t *p, bool async, 
     atomic_store(&w->state, 0);
     return shoal_ofi_fail(wd ? "fi_writedata" : "fi_inject", r);
   }
-  note_issue();
   return SHOAL_OK;
 }
 
@@ -250,5 +249,5 @@ shoal_status_t shoal_ofi_amo_common(txep_t *t, int space, int pe, size_t off, in
 shoal_status_t shoal_ofi_amo(void *ep, int space, int pe, size_t off, int op, int type, const void *operand,
                              const void *compare, void *fetch) {
   txep_t *t = ep ? ep : &shoal_ofi.t0;
-  MT(t, shoal_ofi_amo_common(t, space, pe, off, op, type, operand, compare, fetch));
+  MT_ISSUE(t, shoal_ofi_amo_common(t, space, pe, off, op, type, operand, compare, fetch));
 }

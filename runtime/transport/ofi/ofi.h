@@ -21,8 +21,9 @@
  * call, and a PE may be computing while peers put to it. So a thread waits on the receive CQ's fd, which also wakes
  * on the endpoint's sockets: it runs the provider's progress when bytes arrive and answers fallback AMOs, and uses
  * no CPU while the wire is idle. Every blocking call and every wait of the PE progresses the endpoint itself
- * (fi_cntr_read, fi_cq_read), and while the PE does, the thread stands back: it sleeps, looks again after
- * PT_HOLD_NS, doubling up to PT_HOLD_MAX_NS, and goes back to the fd once the PE has stopped polling. Two threads
+ * (fi_cntr_read, fi_cq_read), and so does an issuing call once the PE's last progress call is PT_ISSUE_NS old
+ * (note_issue; not on a PE with a device heap); while the PE does, the thread stands back: it sleeps, looks again after PT_HOLD_NS, doubling up to PT_HOLD_MAX_NS, and goes back to
+ * the fd once the PE has stopped polling. Two threads
  * driving one endpoint on one core (a bound PE) cost a wake-up and a lock hand-off per message: 1.5-3x the latency
  * of one on tcp loopback (docs/design/transport.md). OSSS-UCX backs its progress thread off in the same spirit. */
 #ifndef SHOAL_TRANSPORT_OFI_H
@@ -65,7 +66,7 @@
 #define PT_HOLD_MAX_NS 2000000L   /* ... doubling while it does, up to this: the longest a peer's operation waits
                                      for the thread after the PE stops polling (more often costs a bound PE 20-30%
                                      of its latency on tcp loopback: each look is a timer wake-up on its core) */
-#define PT_ISSUE_NS 100000L       /* a PE that only issues runs a progress call at least this often (note_issue) */
+#define PT_ISSUE_NS 100000L       /* an issuing call runs a progress call when the PE's last is this old (note_issue) */
 
 /* put_signal's remote CQ data (rma.c, progress.c): bits 63-62 the flag's space, 61-40 its offset in 8-byte cells
  * (cells in the first 32 MiB of a space: the runtime's flags are in the heap's internal area), 39-0 the low bits of
@@ -335,13 +336,15 @@ static inline bool pe_polls(long within) {
   return now_ns() - atomic_load_explicit(&shoal_ofi.polled_ns, memory_order_relaxed) < within;
 }
 void shoal_ofi_issue_poll(void);
-/* After the PE issued an operation. A PE that only issues (a window of nbi gets, a stream of puts or AMOs) makes no
- * progress call between its waits, so the thread went back to the fd and woke at every answer to its own operations,
- * on the PE's core: 2 PEs over net, windows of 64 nbi gets took 12-20 us a get in half the windows, 6-10 with the
- * initiator's thread off. So the issuing path runs a progress call itself when the last was PT_ISSUE_NS ago (peers
- * are served as a wait would serve them), and the thread stands back as it does for a wait. */
+/* After a put, get, AMO or signal call returned from the provider (MT_ISSUE). A PE that only issues (a window of nbi
+ * gets, a stream of puts or AMOs) made no progress call between its waits, so the thread went back to the fd and
+ * woke at every answer to the PE's own operations, on the PE's core: 2 PEs over net, windows of 64 nbi gets took
+ * 12-20 us a get in half the windows, 6-10 with the initiator's thread off. So the first call that finds the PE's
+ * last progress call PT_ISSUE_NS old makes one (serving peers as a wait does, contexts' endpoints too), and the
+ * thread stands back as it does for a wait. Not on a PE with a device heap (progress.c). */
 static inline void note_issue(void) {
-  if (shoal_ofi.thread_on && !pe_polls(PT_ISSUE_NS)) shoal_ofi_issue_poll();
+  if (shoal_ofi.thread_on && !shoal_g.space[SHOAL_SPACE_DEVICE].size && !pe_polls(PT_ISSUE_NS))
+    shoal_ofi_issue_poll();
 }
 
 /* Waits for the wire back off as every wait of the runtime does (shoal_wait_backoff: at once where PEs share a CPU,
@@ -367,7 +370,6 @@ static inline void wait_backoff(shoal_wait_t *w, unsigned spins) {
       wait_backoff(&w_, s_);                                                                                           \
     }                                                                                                                  \
     if (SHOAL_UNLIKELY(r_)) return shoal_ofi_fail(routine, r_);                                                        \
-    note_issue();                                                                                                      \
   } while (0)
 
 
@@ -387,6 +389,20 @@ static inline void mark_dirty(txep_t *t, int pe) {
     pthread_mutex_lock(&(t)->mu);                                                                                      \
     shoal_status_t rc_ = call;                                                                                         \
     pthread_mutex_unlock(&(t)->mu);                                                                                    \
+    return rc_;                                                                                                        \
+  } while (0)
+/* MT, then note_issue (ofi.h) with t's lock released and the call's counts done */
+#define MT_ISSUE(t, call)                                                                                              \
+  do {                                                                                                                 \
+    shoal_status_t rc_;                                                                                                \
+    if (SHOAL_LIKELY(!(t)->lock)) {                                                                                    \
+      rc_ = call;                                                                                                      \
+    } else {                                                                                                           \
+      pthread_mutex_lock(&(t)->mu);                                                                                    \
+      rc_ = call;                                                                                                      \
+      pthread_mutex_unlock(&(t)->mu);                                                                                  \
+    }                                                                                                                  \
+    note_issue();                                                                                                      \
     return rc_;                                                                                                        \
   } while (0)
 

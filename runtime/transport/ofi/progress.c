@@ -254,16 +254,18 @@ void shoal_ofi_tx_progress_all(void) {
   pthread_mutex_unlock(&shoal_ofi_txs_mu);
 }
 
-/* note_issue's progress call (ofi.h). Never on the progress thread (its issues must not hold itself back), nor
- * inside one of its own: what a progress call does may issue (a flush read, a staged chunk's write). Nor on a PE
+/* note_issue's progress call (ofi.h): the main endpoint's, and the contexts' endpoints', which the thread drives
+ * while it does not stand back (a context's nbi data queued behind a full socket waits for it). note_issue skips a PE
  * with a device heap: a peer's staged chunk costs its target a copy into that heap, which the thread does beside the
- * PE's issuing (on a CPU of its own where the node has one: proxy.c), not inside it (gpu_fake_far's slowed copies,
- * 50 ms each, then ran inside a PE's puts). */
+ * PE's issuing (on a CPU of its own where the node has one: proxy.c), not inside it (gpu_fake_far's copies, slowed
+ * to 50 ms, then ran inside a PE's puts). The flag only guards: no progress call issues through MT_ISSUE, and the
+ * thread never does. */
 static _Thread_local bool issue_polling;
 void shoal_ofi_issue_poll(void) {
-  if (issue_polling || shoal_g.space[SHOAL_SPACE_DEVICE].size) return;
+  if (issue_polling) return;
   issue_polling = true;
   shoal_ofi_progress_once();
+  if (atomic_load_explicit(&shoal_ofi.ntx, memory_order_relaxed)) shoal_ofi_tx_progress_all();
   issue_polling = false;
 }
 
@@ -284,7 +286,7 @@ void *shoal_ofi_progress_main(void *arg) {
   int fd = shoal_ofi.wait_fd;
   bool woke = false; /* the last poll of fd found it readable */
   (void)arg;
-  issue_polling = true; /* note_issue: the thread's own issues run no progress call of the PE's */
+  issue_polling = true; /* never a progress call of note_issue's here (the thread issues nothing through MT_ISSUE) */
   while (!atomic_load(&shoal_ofi.stop)) {
     if (pe_polls(PT_HOLD_NS)) {
       struct timespec ts = {0, hold};

@@ -85,11 +85,11 @@ static shoal_status_t get_common(txep_t *t, int space, int pe, size_t off, void 
 /* On h, a context's endpoint (shoal_ofi_ctx_create), or NULL for the default context's. */
 shoal_status_t shoal_ofi_put(void *h, int space, int pe, size_t off, const void *src, size_t n, bool nbi) {
   txep_t *t = h ? h : &shoal_ofi.t0;
-  MT(t, put_common(t, space, pe, off, src, n, nbi));
+  MT_ISSUE(t, put_common(t, space, pe, off, src, n, nbi));
 }
 shoal_status_t shoal_ofi_get(void *h, int space, int pe, size_t off, void *dst, size_t n, bool nbi) {
   txep_t *t = h ? h : &shoal_ofi.t0;
-  MT(t, get_common(t, space, pe, off, dst, n, nbi));
+  MT_ISSUE(t, get_common(t, space, pe, off, dst, n, nbi));
 }
 
 /* A flag store after what this PE issued to pe. Where writes are ordered (lazy_fence: RMA_WAW, and RMA_RAW so that
@@ -125,7 +125,7 @@ static shoal_status_t signal_common(int space, int pe, size_t off, uint64_t v) {
   return SHOAL_OK;
 }
 shoal_status_t shoal_ofi_signal(int space, int pe, size_t off, uint64_t v) {
-  MT(&shoal_ofi.t0, signal_common(space, pe, off, v));
+  MT_ISSUE(&shoal_ofi.t0, signal_common(space, pe, off, v));
 }
 
 /* ---- the device heap of another node, staged through host memory (ofi.h MSG_DPUT; docs/gpu.md) ---- */
@@ -547,5 +547,5 @@ static shoal_status_t put_signal_common(int space, int pe, size_t off, const voi
 }
 shoal_status_t shoal_ofi_put_signal(int space, int pe, size_t off, const void *src, size_t n, int fspace, size_t foff,
                                     uint64_t v) {
-  MT(&shoal_ofi.t0, put_signal_common(space, pe, off, src, n, fspace, foff, v));
+  MT_ISSUE(&shoal_ofi.t0, put_signal_common(space, pe, off, src, n, fspace, foff, v));
 }
