@@ -2,10 +2,10 @@
  * 1. Each PE reads its right neighbour's array in windows of 64 nbi gets with ~4 us of work between two gets (a
  *    window's issues outlast the thread's 200 us look at whether its PE polls), then shmem_quiet; every value is
  *    checked. Over ofi with a progress thread, that thread may make progress calls of its own in at most one window
- *    of 4 (one window per stall of the PE's CPU, not a count per stall). Before, the issuing PE made no progress
- *    call between its quiets, so the thread went back to the fd and woke at the answers to its own gets, on the PE's
- *    core: 43-44 calls in 40 windows, and in a benchmark's windows (no work between the gets) 12-20 us a get in
- *    half of them against 6-10.
+ *    of 4 (windows are counted, not calls, so a stall of the PE's CPU costs one window however many calls the
+ *    thread makes during it). Before, the issuing PE made no progress call between its quiets, so the thread went
+ *    back to the fd and woke at the answers to its own gets, on the PE's core: calls in 16-26 of the 40 windows (38-49
+ *    calls), and in a benchmark's windows (no work between the gets) 12-20 us a get in half of them against 6-10.
  * 2. PE 0 only issues for 300 ms (nbi puts to PE 1, work between them, never a wait) while every other PE reads PE
  *    0's memory with blocking gets and fetching AMOs for 200 ms: over ofi each must be answered within 50 ms (150
  *    where PEs outnumber CPUs). PE 0's issues serve them now; keeping the thread back without a progress call of

@@ -22,10 +22,11 @@
  * on the endpoint's sockets: it runs the provider's progress when bytes arrive and answers fallback AMOs, and uses
  * no CPU while the wire is idle. Every blocking call and every wait of the PE progresses the endpoint itself
  * (fi_cntr_read, fi_cq_read), and so does an issuing call once the PE's last progress call is PT_ISSUE_NS old
- * (note_issue; not on a PE with a device heap); while the PE does, the thread stands back: it sleeps, looks again after PT_HOLD_NS, doubling up to PT_HOLD_MAX_NS, and goes back to
- * the fd once the PE has stopped polling. Two threads
- * driving one endpoint on one core (a bound PE) cost a wake-up and a lock hand-off per message: 1.5-3x the latency
- * of one on tcp loopback (docs/design/transport.md). OSSS-UCX backs its progress thread off in the same spirit. */
+ * (note_issue; not on a PE with a device heap). While the PE makes progress calls, the thread stands back: it
+ * sleeps, looks again after PT_HOLD_NS, doubling up to PT_HOLD_MAX_NS, and goes back to the fd once the PE has
+ * stopped polling. Two threads driving one endpoint on one core (a bound PE) cost a wake-up and a lock hand-off per
+ * message: 1.5-3x the latency of one on tcp loopback (docs/design/transport.md). OSSS-UCX backs its progress thread
+ * off in the same spirit. */
 #ifndef SHOAL_TRANSPORT_OFI_H
 #define SHOAL_TRANSPORT_OFI_H
 #include "comm.h"

@@ -258,8 +258,9 @@ void shoal_ofi_tx_progress_all(void) {
  * while it does not stand back (a context's nbi data queued behind a full socket waits for it). note_issue skips a PE
  * with a device heap: a peer's staged chunk costs its target a copy into that heap, which the thread does beside the
  * PE's issuing (on a CPU of its own where the node has one: proxy.c), not inside it (gpu_fake_far's copies, slowed
- * to 50 ms, then ran inside a PE's puts). The flag only guards: no progress call issues through MT_ISSUE, and the
- * thread never does. */
+ * to 50 ms, then ran inside a PE's puts). The flag is only a guard against re-entry: nothing a progress call runs
+ * issues through MT_ISSUE, and the progress thread, which sets it for good when it starts, issues nothing through it
+ * either. */
 static _Thread_local bool issue_polling;
 void shoal_ofi_issue_poll(void) {
   if (issue_polling) return;
