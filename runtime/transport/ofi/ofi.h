@@ -384,16 +384,7 @@ static inline void mark_dirty(txep_t *t, int pe) {
 /* SHMEM_THREAD_MULTIPLE: one thread at a time issues and waits on an endpoint (t->lock; a private context's is
  * its thread's alone). The counters count every thread's operations, so "every operation issued so far is
  * complete" is a wait for this thread's own only while no other thread issues on that endpoint. */
-#define MT(t, call)                                                                                                    \
-  do {                                                                                                                 \
-    if (SHOAL_LIKELY(!(t)->lock)) return call;                                                                         \
-    pthread_mutex_lock(&(t)->mu);                                                                                      \
-    shoal_status_t rc_ = call;                                                                                         \
-    pthread_mutex_unlock(&(t)->mu);                                                                                    \
-    return rc_;                                                                                                        \
-  } while (0)
-/* MT, then note_issue (ofi.h) with t's lock released and the call's counts done */
-#define MT_ISSUE(t, call)                                                                                              \
+#define MT_THEN(t, call, after)                                                                                        \
   do {                                                                                                                 \
     shoal_status_t rc_;                                                                                                \
     if (SHOAL_LIKELY(!(t)->lock)) {                                                                                    \
@@ -403,9 +394,12 @@ static inline void mark_dirty(txep_t *t, int pe) {
       rc_ = call;                                                                                                      \
       pthread_mutex_unlock(&(t)->mu);                                                                                  \
     }                                                                                                                  \
-    note_issue();                                                                                                      \
+    after;                                                                                                             \
     return rc_;                                                                                                        \
   } while (0)
+#define MT(t, call) MT_THEN(t, call, (void)0)
+/* MT, then note_issue (ofi.h) with t's lock released and the call's counts done */
+#define MT_ISSUE(t, call) MT_THEN(t, call, note_issue())
 
 /* ---- between the files of this folder (each documented where it is defined) ----
  * Bottom up, each file calling only those before it: state.c, msg.c, progress.c, ctx.c, amo.c, rma.c, init.c. */
